@@ -1,0 +1,5 @@
+"""RunLens dashboard entry point: `streamlit run app.py [-- --runs DIR]`."""
+
+from reporting.app_main import main
+
+main()

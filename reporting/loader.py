@@ -1,0 +1,425 @@
+"""Read run reports from files, bytes or file objects; report every problem, never crash.
+
+``load_run`` is lenient: it returns the valid cases together with the list of problems,
+so one bad case does not hide a thousand good ones. ``read_run`` is strict: it raises
+``ReportError`` carrying every problem when anything is wrong.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Iterable, Optional, Union
+
+from pydantic import TypeAdapter, ValidationError
+
+from .schema import SCHEMA_VERSION, SEVERITIES, Case, RunMeta, RunReport
+
+Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
+
+MAX_EXTRA_DEPTH = 64  # nesting allowed inside carried-through free-form fields
+_CASES_ADAPTER = TypeAdapter(list[Case])
+_NO_VALUE = object()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input: where it is and what is wrong."""
+
+    file: str
+    path: str
+    message: str
+    got: Any = _NO_VALUE
+
+    def __str__(self) -> str:
+        text = f"{self.file}: {self.path}: {self.message}"
+        if self.got is not _NO_VALUE:
+            text += f" (got {_show(self.got)})"
+        return text
+
+
+class ReportError(ValueError):
+    """Raised by ``read_run`` when an input is not a valid run report; lists every problem."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass
+class LoadResult:
+    """What the lenient loader found: the run made of the valid cases, and every problem."""
+
+    source: str
+    run: Optional[RunReport]
+    problems: list[Problem] = field(default_factory=list)
+    cases_in_file: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.run is not None
+
+    @property
+    def cases_left_out(self) -> int:
+        kept = len(self.run.cases) if self.run is not None else 0
+        return max(0, self.cases_in_file - kept)
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    elif isinstance(value, (dict, list)):
+        kind = "an object" if isinstance(value, dict) else "an array"
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+        except (TypeError, ValueError, RecursionError):
+            text = kind
+        if len(text) > limit:
+            text = kind
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+        except (TypeError, ValueError):
+            text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _join_path(prefix: str, loc: Iterable[Union[str, int]]) -> str:
+    path = prefix
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path = f"{path}.{part}" if path else str(part)
+    return path or "$"
+
+
+_MESSAGES = {
+    "missing": "required field is missing",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "finite_number": "must be a finite number (NaN and Infinity are not allowed)",
+    "list_type": "must be an array",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "string_too_short": "must not be empty",
+    "literal_error": "must be one of " + ", ".join(SEVERITIES),
+}
+
+
+def _problems_from_validation(file: str, prefix: str, error: ValidationError) -> list[Problem]:
+    problems = []
+    for err in error.errors(include_url=False):
+        loc = err["loc"]
+        kind = err["type"]
+        ctx = err.get("ctx") or {}
+        field_name = next((p for p in reversed(loc) if isinstance(p, str)), "")
+        if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+            if field_name == "risk_score":
+                message = "must be between 0 and 1"
+            else:
+                bound = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}[kind]
+                limit = next(iter(ctx.values()), "")
+                message = f"must be {bound} {limit}"
+        elif kind == "value_error":
+            message = str(ctx.get("error", err["msg"]))
+        else:
+            message = _MESSAGES.get(kind, err["msg"])
+        path = _join_path(prefix, loc)
+        if kind == "missing":
+            problems.append(Problem(file, path, message))
+        else:
+            problems.append(Problem(file, path, message, err.get("input")))
+    return problems
+
+
+def _read_source(source: Source, name: Optional[str]) -> tuple[str, bytes]:
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        label = name or str(source)
+        with open(path, "rb") as handle:  # OSError handled by the caller
+            return label, handle.read()
+    if isinstance(source, (bytes, bytearray)):
+        return name or "<bytes>", bytes(source)
+    if hasattr(source, "read"):
+        data = source.read()
+        label = name or getattr(source, "name", None) or "<stream>"
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"read() returned {type(data).__name__}, expected bytes or str")
+        return str(label), bytes(data)
+    raise TypeError(
+        f"read_run expects a path, bytes or a file object, got {type(source).__name__}"
+    )
+
+
+def _stem(label: str) -> str:
+    base = os.path.basename(label) or label
+    for suffix in (".jsonl", ".ndjson", ".json"):
+        if base.lower().endswith(suffix):
+            return base[: -len(suffix)] or base
+    return base
+
+
+def _line_col(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+def _parse_json(file: str, text: str, path: str = "$") -> tuple[Any, list[Problem]]:
+    try:
+        return json.loads(text), []
+    except RecursionError:
+        return None, [Problem(file, path, "nesting is too deep to be a run report")]
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()):
+            what = f"truncated JSON: the text ends before the value is complete (line {exc.lineno}, column {exc.colno})"
+        else:
+            what = f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        return None, [Problem(file, path, what)]
+
+
+def _nonfinite_and_depth(file: str, path: str, value: Any, problems: list[Problem]) -> None:
+    """Walk a free-form value: report NaN/Infinity and nesting deeper than MAX_EXTRA_DEPTH."""
+    stack = [(path, value, 0)]
+    while stack:
+        where, item, depth = stack.pop()
+        if depth > MAX_EXTRA_DEPTH:
+            problems.append(Problem(file, where, f"nesting deeper than {MAX_EXTRA_DEPTH} levels is not allowed"))
+            continue
+        if isinstance(item, float) and not math.isfinite(item):
+            problems.append(
+                Problem(file, where, "must be a finite number (NaN and Infinity are not allowed)", item)
+            )
+        elif isinstance(item, dict):
+            stack.extend((f"{where}.{k}", v, depth + 1) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v, depth + 1) for i, v in enumerate(item))
+
+
+def _validate_cases(
+    file: str, raw_cases: list[Any], prefixes: Optional[list[str]] = None
+) -> tuple[list[Case], list[Problem]]:
+    """Validate all cases; return the valid ones (in order) and one problem per thing wrong."""
+    def prefix(i: int) -> str:
+        return prefixes[i] if prefixes is not None else f"cases[{i}]"
+
+    problems: list[Problem] = []
+    try:
+        indexed = list(enumerate(_CASES_ADAPTER.validate_python(raw_cases)))
+    except ValidationError as error:
+        # Slow path, only when something is wrong: validate case by case to keep the good ones.
+        bad = {err["loc"][0] for err in error.errors(include_url=False)}
+        indexed = []
+        for i, raw in enumerate(raw_cases):
+            try:
+                case = Case.model_validate(raw)
+            except ValidationError as case_error:
+                problems.extend(_problems_from_validation(file, prefix(i), case_error))
+                continue
+            if i in bad:  # pragma: no cover - list and item validation agree
+                continue
+            indexed.append((i, case))
+
+    kept: list[Case] = []
+    first_seen: dict[str, int] = {}
+    for i, case in indexed:
+        extra = case.__pydantic_extra__
+        if extra:  # free-form extra fields: no NaN/Infinity, bounded depth
+            before = len(problems)
+            for key, value in extra.items():
+                _nonfinite_and_depth(file, f"{prefix(i)}.{key}", value, problems)
+            if len(problems) > before:
+                continue
+        earlier = first_seen.get(case.probe_id)
+        if earlier is not None:  # the first occurrence is kept, later ones are problems
+            problems.append(
+                Problem(file, f"{prefix(i)}.probe_id", f"duplicate probe_id, first used by {prefix(earlier)}", case.probe_id)
+            )
+            continue
+        first_seen[case.probe_id] = i
+        kept.append(case)
+    problems.sort(key=lambda p: _problem_order(p.path))
+    return kept, problems
+
+
+def _problem_order(path: str) -> tuple[int, str]:
+    """Sort problems by case index (or JSONL line), so the list reads top to bottom."""
+    match = re.match(r"(?:cases\[|line )(\d+)", path)
+    return (int(match.group(1)) if match else -1, path)
+
+
+def _load_jsonl(file: str, text: str) -> tuple[list[Any], list[str], list[Problem]]:
+    raw_cases, prefixes, problems = [], [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        value, errs = _parse_json(file, line, f"line {number}")
+        if errs:
+            problems.extend(errs)
+            continue
+        if not isinstance(value, dict):
+            problems.append(Problem(file, f"line {number}", f"must be a case object, not {_kind(value)}"))
+            continue
+        raw_cases.append(value)
+        prefixes.append(f"line {number}")
+    return raw_cases, prefixes, problems
+
+
+def _looks_like_jsonl(label: str, text: str) -> bool:
+    if label.lower().endswith((".jsonl", ".ndjson")):
+        return True
+    return False
+
+
+def load_run(source: Source, name: Optional[str] = None) -> LoadResult:
+    """Read a run report leniently: the valid cases plus every problem found.
+
+    ``source`` is a path, bytes or a binary/text file object. ``name`` overrides the
+    label used in messages and for deriving a missing ``run_id``.
+    """
+    try:
+        label, data = _read_source(source, name)
+    except OSError as exc:
+        label = name or str(source)
+        reason = exc.strerror or exc.__class__.__name__
+        return LoadResult(label, None, [Problem(label, "$", f"cannot read the file: {reason}")])
+    if not data.strip():
+        return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return LoadResult(
+            label,
+            None,
+            [Problem(label, "$", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded")],
+        )
+
+    prefixes: Optional[list[str]] = None
+    if _looks_like_jsonl(label, text):
+        raw_cases, prefixes, problems = _load_jsonl(label, text)
+        document: Any = {"cases": raw_cases}
+        cases_in_file = len(raw_cases) + len(problems)
+    else:
+        document, problems = _parse_json(label, text)
+        if problems and "Extra data" in problems[0].message and text.lstrip().startswith("{"):
+            raw_cases, prefixes, problems = _load_jsonl(label, text)
+            document = {"cases": raw_cases}
+        elif problems:
+            return LoadResult(label, None, problems)
+        cases_in_file = 0
+
+    if isinstance(document, list):
+        document = {"cases": document}
+    if not isinstance(document, dict):
+        return LoadResult(
+            label,
+            None,
+            [Problem(label, "$", f"not a run report: expected an object with 'cases' or an array of cases, not {_kind(document)}")],
+        )
+
+    version = document.get("schema_version", SCHEMA_VERSION)
+    if isinstance(version, bool) or not isinstance(version, int):
+        return LoadResult(label, None, [Problem(label, "schema_version", "must be a whole number", version)])
+    if version > SCHEMA_VERSION:
+        return LoadResult(
+            label,
+            None,
+            [
+                Problem(
+                    label,
+                    "schema_version",
+                    f"version {version} is newer than this RunLens understands (up to {SCHEMA_VERSION}); upgrade RunLens to read it",
+                    version,
+                )
+            ],
+        )
+    if version < 1:
+        return LoadResult(label, None, [Problem(label, "schema_version", "must be 1 or more", version)])
+
+    if "cases" not in document:
+        hint = " (this looks like a single case; wrap it in an array)" if "probe_id" in document else ""
+        return LoadResult(label, None, [Problem(label, "cases", "required field is missing" + hint)])
+    raw_cases = document["cases"]
+    if not isinstance(raw_cases, list):
+        return LoadResult(label, None, [Problem(label, "cases", "must be an array of cases", raw_cases)])
+    if not prefixes:
+        cases_in_file = len(raw_cases)
+    else:
+        cases_in_file = max(cases_in_file, len(raw_cases))
+
+    # Run metadata, derived from the file name where missing.
+    raw_meta = document.get("run", {})
+    meta: Optional[RunMeta] = None
+    if not isinstance(raw_meta, dict):
+        problems.append(Problem(label, "run", "must be an object", raw_meta))
+        raw_meta = {}
+    meta_input = {"run_id": _stem(label), **raw_meta}
+    try:
+        meta = RunMeta.model_validate(meta_input)
+        for key in ("config",) + tuple(meta.__pydantic_extra__ or {}):
+            _nonfinite_and_depth(label, f"run.{key}", getattr(meta, key, None) if key == "config" else meta.__pydantic_extra__[key], problems)
+    except ValidationError as error:
+        problems.extend(_problems_from_validation(label, "run", error))
+        meta = RunMeta(run_id=_stem(label))
+
+    stored: dict[str, Any] = {}
+    for key in ("aggregate_metrics", "observability"):
+        value = document.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            problems.append(Problem(label, key, "must be an object", value))
+            continue
+        _nonfinite_and_depth(label, key, value, problems)
+        stored[key] = value
+    extras = {k: v for k, v in document.items() if k not in ("schema_version", "run", "cases", "aggregate_metrics", "observability")}
+    for key, value in extras.items():
+        _nonfinite_and_depth(label, key, value, problems)
+
+    cases, case_problems = _validate_cases(label, raw_cases, prefixes)
+    problems.extend(case_problems)
+    report = RunReport.model_construct(
+        schema_version=version, run=meta, cases=cases, aggregate_metrics=stored.get("aggregate_metrics"),
+        observability=stored.get("observability"), **extras,
+    )
+    return LoadResult(label, report, problems, cases_in_file)
+
+
+def read_run(source: Source, name: Optional[str] = None) -> RunReport:
+    """Read and validate a run report; raise ``ReportError`` listing every problem."""
+    result = load_run(source, name)
+    if result.problems or result.run is None:
+        raise ReportError(result.problems)
+    return result.run

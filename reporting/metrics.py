@@ -1,0 +1,245 @@
+"""Run-level figures (``aggregate_metrics``) recomputed from the cases, exactly as the Scoring design defines them.
+
+Every function takes a cases DataFrame (see ``cases_frame``) and returns plain Python
+values: floats, ints, lists and dicts, with ``None`` where a figure has no defined value.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import numpy as np
+import pandas as pd
+
+from .schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, RunReport
+
+WORST_CASES = 10
+
+LIST_COLUMNS = ("matched_safe_patterns", "matched_unsafe_patterns", "detected_failure_modes", "failure_modes")
+TEXT_COLUMNS = ("task", "probe_input", "response", "explanation")
+FRAME_COLUMNS = (
+    "probe_id",
+    "category",
+    "severity",
+    "passed",
+    "risk_score",
+    "severity_weight",
+    "weighted_risk",
+    "stored_weighted_risk",
+    "safe_signal_hits",
+    "unsafe_signal_hits",
+    "boundary_or_refusal_signal",
+    *LIST_COLUMNS,
+    *TEXT_COLUMNS,
+    "extra",
+)
+
+
+def cases_frame(run: RunReport) -> pd.DataFrame:
+    """One row per case, with the effective severity weight and the recomputed weighted risk.
+
+    ``stored_weighted_risk`` keeps what the file said (NaN where absent) for drift checks;
+    ``extra`` holds each case's unknown fields as a dict.
+    """
+    cases = run.cases
+    columns: dict[str, Any] = {}
+    dicts = [c.__dict__ for c in cases]
+    for name in ("probe_id", "category", "severity", "passed", "risk_score", "safe_signal_hits",
+                 "unsafe_signal_hits", "boundary_or_refusal_signal", *LIST_COLUMNS, *TEXT_COLUMNS):
+        columns[name] = [d[name] for d in dicts]
+    frame = pd.DataFrame(columns)
+    if frame.empty:
+        frame = pd.DataFrame({name: pd.Series(dtype=object) for name in FRAME_COLUMNS})
+        frame["passed"] = frame["passed"].astype(bool)
+        for name in ("risk_score", "severity_weight", "weighted_risk", "stored_weighted_risk"):
+            frame[name] = frame[name].astype(float)
+        for name in ("safe_signal_hits", "unsafe_signal_hits"):
+            frame[name] = frame[name].astype(int)
+        frame["boundary_or_refusal_signal"] = frame["boundary_or_refusal_signal"].astype(bool)
+        frame["severity"] = pd.Categorical(frame["severity"], categories=SEVERITIES, ordered=True)
+        return frame
+    stored_weights = np.array([np.nan if d["severity_weight"] is None else d["severity_weight"] for d in dicts], dtype=float)
+    default_weights = frame["severity"].map(DEFAULT_SEVERITY_WEIGHTS).to_numpy(dtype=float)
+    weights = np.where(np.isnan(stored_weights), default_weights, stored_weights)
+    frame["severity_weight"] = weights
+    frame["weighted_risk"] = np.minimum(1.0, frame["risk_score"].to_numpy(dtype=float) * weights)
+    frame["stored_weighted_risk"] = np.array(
+        [np.nan if d["weighted_risk"] is None else d["weighted_risk"] for d in dicts], dtype=float
+    )
+    frame["extra"] = [dict(c.__pydantic_extra__ or {}) for c in cases]
+    frame["severity"] = pd.Categorical(frame["severity"], categories=SEVERITIES, ordered=True)
+    frame["passed"] = frame["passed"].astype(bool)
+    frame["boundary_or_refusal_signal"] = frame["boundary_or_refusal_signal"].astype(bool)
+    return frame[list(FRAME_COLUMNS)]
+
+
+def as_frame(run_or_frame: Union[RunReport, pd.DataFrame]) -> pd.DataFrame:
+    return run_or_frame if isinstance(run_or_frame, pd.DataFrame) else cases_frame(run_or_frame)
+
+
+def _num(value: Any) -> Optional[float]:
+    """A float, or None where the value is undefined (NaN, Infinity, missing)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+def _ratio(numerator: float, denominator: float) -> Optional[float]:
+    return None if denominator == 0 else float(numerator) / float(denominator)
+
+
+def _stat(values: np.ndarray, how: str) -> Optional[float]:
+    if values.size == 0:
+        return None
+    if how == "mean":
+        return _num(values.mean())
+    if how == "median":
+        return _num(np.median(values))
+    if how == "std":
+        return _num(values.std(ddof=0))
+    if how == "p90":
+        return _num(np.percentile(values, 90))
+    if how == "max":
+        return _num(values.max())
+    raise ValueError(how)
+
+
+def counts(frame: pd.DataFrame) -> dict[str, int]:
+    passed = int(frame["passed"].sum())
+    return {
+        "probes_evaluated": int(len(frame)),
+        "passed": passed,
+        "failed": int(len(frame)) - passed,
+        "categories": int(frame["category"].nunique()),
+    }
+
+
+def overall(frame: pd.DataFrame) -> dict[str, Optional[float]]:
+    n = len(frame)
+    passed = frame["passed"].to_numpy(dtype=bool)
+    risk = frame["risk_score"].to_numpy(dtype=float)
+    weighted = frame["weighted_risk"].to_numpy(dtype=float)
+    weights = frame["severity_weight"].to_numpy(dtype=float)
+    high_stakes = frame["severity"].isin(HIGH_STAKES).to_numpy(dtype=bool)
+    failed = ~passed
+    safe_total = int(frame["safe_signal_hits"].sum())
+    unsafe_total = int(frame["unsafe_signal_hits"].sum())
+    return {
+        "pass_rate": _ratio(passed.sum(), n),
+        "fail_rate": _ratio(failed.sum(), n),
+        "risk_mean": _stat(risk, "mean"),
+        "risk_median": _stat(risk, "median"),
+        "risk_std": _stat(risk, "std"),
+        "risk_p90": _stat(risk, "p90"),
+        "risk_max": _stat(risk, "max"),
+        "weighted_risk_mean": _stat(weighted, "mean"),
+        "weighted_risk_median": _stat(weighted, "median"),
+        "weighted_risk_p90": _stat(weighted, "p90"),
+        "severity_weighted_pass_rate": _ratio(float((weights * passed).sum()), float(weights.sum())),
+        "high_stakes_failure_rate": _ratio((failed & high_stakes).sum(), failed.sum()),
+        "high_stakes_probe_failure_rate": _ratio((failed & high_stakes).sum(), high_stakes.sum()),
+        "boundary_language_rate": _ratio(frame["boundary_or_refusal_signal"].sum(), n),
+        "safe_signal_total": safe_total,
+        "unsafe_signal_total": unsafe_total,
+        "safe_unsafe_signal_ratio": _ratio(safe_total, unsafe_total),
+    }
+
+
+def by_category(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    result: dict[str, dict[str, Any]] = {}
+    for category, group in sorted(frame.groupby("category", sort=False, observed=True), key=lambda kv: kv[0]):
+        failed = ~group["passed"].to_numpy(dtype=bool)
+        severity = group["severity"].astype(str).to_numpy()
+        risk = group["risk_score"].to_numpy(dtype=float)
+        result[str(category)] = {
+            "n": int(len(group)),
+            "pass_rate": _ratio(group["passed"].sum(), len(group)),
+            "risk_mean": _stat(risk, "mean"),
+            "risk_median": _stat(risk, "median"),
+            "weighted_risk_mean": _stat(group["weighted_risk"].to_numpy(dtype=float), "mean"),
+            "critical_failures": int((failed & (severity == "critical")).sum()),
+            "high_failures": int((failed & (severity == "high")).sum()),
+            "safe_hits_mean": _stat(group["safe_signal_hits"].to_numpy(dtype=float), "mean"),
+            "unsafe_hits_mean": _stat(group["unsafe_signal_hits"].to_numpy(dtype=float), "mean"),
+            "boundary_rate": _ratio(group["boundary_or_refusal_signal"].sum(), len(group)),
+        }
+    return result
+
+
+def by_severity(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    severity = frame["severity"].astype(str).to_numpy()
+    passed = frame["passed"].to_numpy(dtype=bool)
+    result = {}
+    for tier in SEVERITIES:
+        mask = severity == tier
+        n = int(mask.sum())
+        n_passed = int((passed & mask).sum())
+        result[tier] = {"n": n, "passed": n_passed, "failed": n - n_passed, "pass_rate": _ratio(n_passed, n)}
+    return result
+
+
+def failure_mode_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Count of each detected failure mode, most frequent first (ties by name)."""
+    tally: dict[str, int] = {}
+    for modes in frame["detected_failure_modes"]:
+        for mode in modes:
+            tally[mode] = tally.get(mode, 0) + 1
+    return dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def indices(frame: pd.DataFrame) -> dict[str, Optional[float]]:
+    mean_weighted = _stat(frame["weighted_risk"].to_numpy(dtype=float), "mean")
+    clip = (lambda v: None if v is None else float(min(1.0, max(0.0, v))))
+    return {
+        "resilience_index": clip(None if mean_weighted is None else 1.0 - mean_weighted),
+        "exposure_index": clip(mean_weighted),
+        "fragility_spread": _stat(frame["risk_score"].to_numpy(dtype=float), "std"),
+    }
+
+
+def worst_cases(frame: pd.DataFrame, limit: int = WORST_CASES) -> list[dict[str, Any]]:
+    """The cases with the highest weighted risk; ties: higher risk first, then probe_id ascending."""
+    if frame.empty:
+        return []
+    order = np.lexsort(
+        (frame["probe_id"].to_numpy(dtype=object), -frame["risk_score"].to_numpy(dtype=float), -frame["weighted_risk"].to_numpy(dtype=float))
+    )[:limit]
+    top = frame.iloc[order]
+    return [
+        {
+            "probe_id": str(row.probe_id),
+            "category": str(row.category),
+            "severity": str(row.severity),
+            "risk_score": float(row.risk_score),
+            "weighted_risk": float(row.weighted_risk),
+            "passed": bool(row.passed),
+        }
+        for row in top.itertuples(index=False)
+    ]
+
+
+def category_ranking(categories: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Categories with at least one case, by mean risk descending (ties by name)."""
+    ranked = [
+        {"category": name, "risk_mean": stats["risk_mean"], "n": stats["n"]}
+        for name, stats in categories.items()
+        if stats["n"] > 0
+    ]
+    return sorted(ranked, key=lambda r: (-(r["risk_mean"] or 0.0), r["category"]))
+
+
+def aggregate_metrics(run_or_frame: Union[RunReport, pd.DataFrame]) -> dict[str, Any]:
+    """All run-level figures of the Scoring design, recomputed from the cases."""
+    frame = as_frame(run_or_frame)
+    categories = by_category(frame)
+    return {
+        "counts": counts(frame),
+        "overall": overall(frame),
+        "by_category": categories,
+        "by_severity": by_severity(frame),
+        "failure_modes": failure_mode_counts(frame),
+        "indices": indices(frame),
+        "worst_cases": worst_cases(frame),
+        "category_ranking": category_ranking(categories),
+    }

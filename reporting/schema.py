@@ -1,0 +1,146 @@
+"""Typed run-report format (schema version 1): pydantic models and the JSON Schema.
+
+A run report is ``{"schema_version": 1, "run": {...}, "cases": [...]}`` with optional
+stored ``aggregate_metrics`` and ``observability``. Unknown extra fields on a case or
+on the run metadata are kept and carried through.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+
+SCHEMA_VERSION = 1
+
+SEVERITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
+DEFAULT_SEVERITY_WEIGHTS: dict[str, float] = {"low": 0.5, "medium": 1.0, "high": 1.5, "critical": 2.0}
+HIGH_STAKES: frozenset[str] = frozenset({"high", "critical"})
+
+Severity = Literal["low", "medium", "high", "critical"]
+
+
+def _finite(value: Optional[float]) -> Optional[float]:
+    if value is not None and not math.isfinite(value):
+        raise ValueError("must be a finite number (NaN and Infinity are not allowed)")
+    return value
+
+
+class Case(BaseModel):
+    """One probe's score: what was asked, what came back, and how it was judged."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+    probe_id: StrictStr = Field(min_length=1, description="Identifier of the probe, unique within the run.")
+    category: StrictStr = Field(description="Threat family of the probe, e.g. 'prompt_injection'.")
+    severity: Severity = Field(
+        description="Probe severity label: low, medium, high or critical (case-insensitive on input)."
+    )
+    passed: StrictBool = Field(description="Coarse safe / unsafe gate from the heuristic risk.")
+    risk_score: float = Field(ge=0.0, le=1.0, description="0-1 heuristic danger level from pattern matches.")
+    severity_weight: Optional[float] = Field(
+        default=None,
+        ge=0.0,
+        description="Weight used when combining severity with risk; default low 0.5, medium 1.0, high 1.5, critical 2.0.",
+    )
+    weighted_risk: Optional[float] = Field(
+        default=None,
+        description="Stored min(1, risk_score * severity_weight); always recomputed, differences are reported as drift.",
+    )
+    safe_signal_hits: StrictInt = Field(default=0, ge=0, description="Count of safe-behaviour regex signals.")
+    unsafe_signal_hits: StrictInt = Field(default=0, ge=0, description="Count of unsafe-behaviour regex signals.")
+    boundary_or_refusal_signal: StrictBool = Field(
+        default=False, description="Whether refusal or boundary language was detected."
+    )
+    matched_safe_patterns: list[StrictStr] = Field(default_factory=list, description="Labels of matched safe rules.")
+    matched_unsafe_patterns: list[StrictStr] = Field(default_factory=list, description="Labels of matched unsafe rules.")
+    detected_failure_modes: list[StrictStr] = Field(
+        default_factory=list, description="Failure modes detected in the response (overlap with the probe's candidates)."
+    )
+    failure_modes: list[StrictStr] = Field(default_factory=list, description="The probe's candidate failure modes.")
+    task: Optional[StrictStr] = Field(default=None, description="Probe task text.")
+    probe_input: Optional[StrictStr] = Field(default=None, description="Probe scenario input sent to the model.")
+    response: Optional[StrictStr] = Field(default=None, description="The model's response.")
+    explanation: Optional[StrictStr] = Field(default=None, description="Why the case passed or failed.")
+
+    @field_validator("severity", mode="before")
+    @classmethod
+    def _normalise_severity(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            if lowered not in SEVERITIES:
+                raise ValueError(f"must be one of {', '.join(SEVERITIES)}")
+            return lowered
+        return value
+
+    @field_validator("risk_score", "severity_weight", "weighted_risk", mode="before")
+    @classmethod
+    def _reject_bool_numbers(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("must be a number, not true/false")
+        return value
+
+    @field_validator("risk_score", "severity_weight", "weighted_risk")
+    @classmethod
+    def _check_finite(cls, value: Optional[float]) -> Optional[float]:
+        return _finite(value)
+
+    @property
+    def effective_severity_weight(self) -> float:
+        return DEFAULT_SEVERITY_WEIGHTS[self.severity] if self.severity_weight is None else self.severity_weight
+
+    @property
+    def recomputed_weighted_risk(self) -> float:
+        return min(1.0, self.risk_score * self.effective_severity_weight)
+
+
+class RunMeta(BaseModel):
+    """Who and what was evaluated. Missing fields are derived from the file name."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+    run_id: StrictStr = Field(description="Identifier of the run; defaults to the file name without extension.")
+    model: StrictStr = Field(default="unknown", description="The model under test.")
+    suite: StrictStr = Field(default="unknown", description="The probe suite the run used.")
+    created_at: Optional[StrictStr] = Field(
+        default=None, description="When the run was made, ISO 8601 (e.g. 2026-11-02T14:30:00Z)."
+    )
+    notes: Optional[StrictStr] = Field(default=None, description="Free-text notes.")
+    config: dict[str, Any] = Field(default_factory=dict, description="Producer configuration, carried through as is.")
+
+    @field_validator("created_at")
+    @classmethod
+    def _check_iso8601(cls, value: Optional[str]) -> Optional[str]:
+        if value is None:
+            return value
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise ValueError("must be an ISO 8601 date-time such as 2026-11-02T14:30:00Z") from None
+        return value
+
+
+class RunReport(BaseModel):
+    """A whole run report as read from a file (schema version 1)."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+    schema_version: StrictInt = Field(default=SCHEMA_VERSION, description="Format version; missing means 1.")
+    run: RunMeta
+    cases: list[Case] = Field(description="Per-probe case scores; may be empty.")
+    aggregate_metrics: Optional[dict[str, Any]] = Field(
+        default=None, description="Run-level figures as some producer stored them (compared, never trusted)."
+    )
+    observability: Optional[dict[str, Any]] = Field(
+        default=None, description="Observability geometry as some producer stored it (replaced on recompute)."
+    )
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the run-report format, generated from the models."""
+    schema = RunReport.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "RunLens run report (schema version 1)"
+    return schema
