@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Optional, Union
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictInt, TypeAdapter, ValidationError
 
+from ._gc import gc_paused
 from .schema import SCHEMA_VERSION, SEVERITIES, Case, RunMeta, RunReport
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
@@ -132,7 +133,7 @@ _MESSAGES = {
     "model_type": "must be an object",
     "model_attributes_type": "must be an object",
     "string_too_short": "must not be empty",
-    "literal_error": "must be one of " + ", ".join(SEVERITIES),
+    "string_pattern_mismatch": "must be one of " + ", ".join(SEVERITIES),
 }
 
 
@@ -216,8 +217,8 @@ def _nonfinite_and_depth(file: str, path: str, value: Any, problems: list[Proble
     while stack:
         where, item, depth = stack.pop()
         if depth > MAX_EXTRA_DEPTH:
-            problems.append(Problem(file, where, f"nesting deeper than {MAX_EXTRA_DEPTH} levels is not allowed"))
-            continue
+            problems.append(Problem(file, path, f"nesting deeper than {MAX_EXTRA_DEPTH} levels is not allowed"))
+            break
         if isinstance(item, float) and not math.isfinite(item):
             problems.append(
                 Problem(file, where, "must be a finite number (NaN and Infinity are not allowed)", item)
@@ -231,32 +232,37 @@ def _nonfinite_and_depth(file: str, path: str, value: Any, problems: list[Proble
 def _validate_cases(
     file: str, raw_cases: list[Any], prefixes: Optional[list[str]] = None
 ) -> tuple[list[Case], list[Problem]]:
-    """Validate all cases; return the valid ones (in order) and one problem per thing wrong."""
-    def prefix(i: int) -> str:
-        return prefixes[i] if prefixes is not None else f"cases[{i}]"
-
+    """Validate parsed cases; return the valid ones (in order) and one problem per thing wrong."""
+    prefix = _prefixer(prefixes)
     problems: list[Problem] = []
     try:
         indexed = list(enumerate(_CASES_ADAPTER.validate_python(raw_cases)))
-    except ValidationError as error:
-        # Slow path, only when something is wrong: validate case by case to keep the good ones.
-        bad = {err["loc"][0] for err in error.errors(include_url=False)}
+    except ValidationError:
+        # Only when something is wrong: case by case, to keep the good ones and name each problem.
         indexed = []
         for i, raw in enumerate(raw_cases):
             try:
-                case = Case.model_validate(raw)
+                indexed.append((i, Case.model_validate(raw)))
             except ValidationError as case_error:
                 problems.extend(_problems_from_validation(file, prefix(i), case_error))
-                continue
-            if i in bad:  # pragma: no cover - list and item validation agree
-                continue
-            indexed.append((i, case))
+    kept, screen_problems = _screen_cases(file, indexed, prefix)
+    problems.extend(screen_problems)
+    problems.sort(key=lambda p: _problem_order(p.path))
+    return kept, problems
 
+
+def _prefixer(prefixes: Optional[list[str]]):
+    return (lambda i: prefixes[i]) if prefixes is not None else (lambda i: f"cases[{i}]")
+
+
+def _screen_cases(file: str, indexed: Iterable[tuple[int, Case]], prefix) -> tuple[list[Case], list[Problem]]:
+    """Checks beyond one case's types: free-form extras (finite, bounded depth) and unique probe ids."""
+    problems: list[Problem] = []
     kept: list[Case] = []
     first_seen: dict[str, int] = {}
     for i, case in indexed:
         extra = case.__pydantic_extra__
-        if extra:  # free-form extra fields: no NaN/Infinity, bounded depth
+        if extra:
             before = len(problems)
             for key, value in extra.items():
                 _nonfinite_and_depth(file, f"{prefix(i)}.{key}", value, problems)
@@ -270,7 +276,6 @@ def _validate_cases(
             continue
         first_seen[case.probe_id] = i
         kept.append(case)
-    problems.sort(key=lambda p: _problem_order(p.path))
     return kept, problems
 
 
@@ -297,18 +302,118 @@ def _load_jsonl(file: str, text: str) -> tuple[list[Any], list[str], list[Proble
     return raw_cases, prefixes, problems
 
 
-def _looks_like_jsonl(label: str, text: str) -> bool:
+class _Document(BaseModel):
+    """The whole file validated in one pass by pydantic-core (the fast path for valid input)."""
+
+    model_config = ConfigDict(extra="allow")
+    schema_version: StrictInt = SCHEMA_VERSION
+    run: Any = None
+    cases: list[Case]
+    aggregate_metrics: Any = None
+    observability: Any = None
+
+
+_DOCUMENT = TypeAdapter(_Document)
+
+
+def _fast_parse(data: bytes) -> Optional[tuple[dict[str, Any], list[Case]]]:
+    """Parse and validate in one pass; None when anything is off (the slow path then explains)."""
+    start = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    try:
+        if start == b"{":
+            document = _DOCUMENT.validate_json(data)
+            header = dict(document.__pydantic_extra__ or {})
+            header.update(schema_version=document.schema_version)
+            for key in ("run", "aggregate_metrics", "observability"):
+                if getattr(document, key) is not None:
+                    header[key] = getattr(document, key)
+            return header, document.cases
+        if start == b"[":
+            return {}, _CASES_ADAPTER.validate_json(data)
+    except ValidationError:
+        return None
+    return None
+
+
+def _slow_parse(label: str, text: str) -> tuple[Optional[dict[str, Any]], Any, Optional[list[str]], list[Problem]]:
+    """json.loads and structural checks, naming every problem. Returns (header, raw cases, prefixes, problems)."""
+    prefixes: Optional[list[str]] = None
     if label.lower().endswith((".jsonl", ".ndjson")):
-        return True
-    return False
+        raw_cases, prefixes, problems = _load_jsonl(label, text)
+        return {}, raw_cases, prefixes, problems
+    document, problems = _parse_json(label, text)
+    if problems:
+        if "Extra data" in problems[0].message and text.lstrip().startswith("{"):
+            raw_cases, prefixes, problems = _load_jsonl(label, text)  # JSON Lines under a .json name
+            return {}, raw_cases, prefixes, problems
+        return None, None, None, problems
+    if isinstance(document, list):
+        return {}, document, None, []
+    if not isinstance(document, dict):
+        return None, None, None, [
+            Problem(label, "$", f"not a run report: expected an object with 'cases' or an array of cases, not {_kind(document)}")
+        ]
+    if "cases" not in document:
+        hint = " (this looks like a single case; wrap it in an array)" if "probe_id" in document else ""
+        return None, None, None, [Problem(label, "cases", "required field is missing" + hint)]
+    raw_cases = document["cases"]
+    if not isinstance(raw_cases, list):
+        return None, None, None, [Problem(label, "cases", "must be an array of cases", raw_cases)]
+    header = {k: v for k, v in document.items() if k != "cases"}
+    return header, raw_cases, None, []
+
+
+def _check_version(label: str, version: Any) -> list[Problem]:
+    if isinstance(version, bool) or not isinstance(version, int):
+        return [Problem(label, "schema_version", "must be a whole number", version)]
+    if version > SCHEMA_VERSION:
+        return [Problem(label, "schema_version",
+                        f"version {version} is newer than this RunLens understands (up to {SCHEMA_VERSION}); "
+                        "upgrade RunLens to read it", version)]
+    if version < 1:
+        return [Problem(label, "schema_version", "must be 1 or more", version)]
+    return []
+
+
+def _check_header(label: str, header: dict[str, Any], problems: list[Problem]) -> tuple[RunMeta, dict[str, Any]]:
+    """Run metadata (derived from the file name where missing), stored figures and extra top-level fields."""
+    raw_meta = header.get("run")
+    if raw_meta is None:
+        raw_meta = {}
+    if not isinstance(raw_meta, dict):
+        problems.append(Problem(label, "run", "must be an object", raw_meta))
+        raw_meta = {}
+    for key, value in raw_meta.items():
+        _nonfinite_and_depth(label, f"run.{key}", value, problems)
+    try:
+        meta = RunMeta.model_validate({"run_id": _stem(label), **raw_meta})
+    except ValidationError as error:
+        problems.extend(_problems_from_validation(label, "run", error))
+        meta = RunMeta(run_id=_stem(label))
+    kept: dict[str, Any] = {}
+    for key, value in header.items():
+        if key in ("schema_version", "run") or value is None:
+            continue
+        if key in ("aggregate_metrics", "observability") and not isinstance(value, dict):
+            problems.append(Problem(label, key, "must be an object", value))
+            continue
+        _nonfinite_and_depth(label, key, value, problems)
+        kept[key] = value
+    return meta, kept
 
 
 def load_run(source: Source, name: Optional[str] = None) -> LoadResult:
     """Read a run report leniently: the valid cases plus every problem found.
 
     ``source`` is a path, bytes or a binary/text file object. ``name`` overrides the
-    label used in messages and for deriving a missing ``run_id``.
+    label used in messages and for deriving a missing ``run_id``. Accepts a report
+    object, a bare array of cases, or JSON Lines with one case per line.
     """
+    with gc_paused():
+        return _load_run(source, name)
+
+
+def _load_run(source: Source, name: Optional[str]) -> LoadResult:
     try:
         label, data = _read_source(source, name)
     except OSError as exc:
@@ -317,103 +422,35 @@ def load_run(source: Source, name: Optional[str] = None) -> LoadResult:
         return LoadResult(label, None, [Problem(label, "$", f"cannot read the file: {reason}")])
     if not data.strip():
         return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return LoadResult(
-            label,
-            None,
-            [Problem(label, "$", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded")],
-        )
 
-    prefixes: Optional[list[str]] = None
-    if _looks_like_jsonl(label, text):
-        raw_cases, prefixes, problems = _load_jsonl(label, text)
-        document: Any = {"cases": raw_cases}
-        cases_in_file = len(raw_cases) + len(problems)
-    else:
-        document, problems = _parse_json(label, text)
-        if problems and "Extra data" in problems[0].message and text.lstrip().startswith("{"):
-            raw_cases, prefixes, problems = _load_jsonl(label, text)
-            document = {"cases": raw_cases}
-        elif problems:
+    fast = None if label.lower().endswith((".jsonl", ".ndjson")) else _fast_parse(data)
+    if fast is not None:
+        header, validated = fast
+        problems = _check_version(label, header.get("schema_version", SCHEMA_VERSION))
+        if problems:
             return LoadResult(label, None, problems)
-        cases_in_file = 0
-
-    if isinstance(document, list):
-        document = {"cases": document}
-    if not isinstance(document, dict):
-        return LoadResult(
-            label,
-            None,
-            [Problem(label, "$", f"not a run report: expected an object with 'cases' or an array of cases, not {_kind(document)}")],
-        )
-
-    version = document.get("schema_version", SCHEMA_VERSION)
-    if isinstance(version, bool) or not isinstance(version, int):
-        return LoadResult(label, None, [Problem(label, "schema_version", "must be a whole number", version)])
-    if version > SCHEMA_VERSION:
-        return LoadResult(
-            label,
-            None,
-            [
-                Problem(
-                    label,
-                    "schema_version",
-                    f"version {version} is newer than this RunLens understands (up to {SCHEMA_VERSION}); upgrade RunLens to read it",
-                    version,
-                )
-            ],
-        )
-    if version < 1:
-        return LoadResult(label, None, [Problem(label, "schema_version", "must be 1 or more", version)])
-
-    if "cases" not in document:
-        hint = " (this looks like a single case; wrap it in an array)" if "probe_id" in document else ""
-        return LoadResult(label, None, [Problem(label, "cases", "required field is missing" + hint)])
-    raw_cases = document["cases"]
-    if not isinstance(raw_cases, list):
-        return LoadResult(label, None, [Problem(label, "cases", "must be an array of cases", raw_cases)])
-    if not prefixes:
-        cases_in_file = len(raw_cases)
+        cases, problems = _screen_cases(label, enumerate(validated), _prefixer(None))
+        cases_in_file = len(validated)
     else:
-        cases_in_file = max(cases_in_file, len(raw_cases))
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            message = f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded"
+            return LoadResult(label, None, [Problem(label, "$", message)])
+        header, raw_cases, prefixes, problems = _slow_parse(label, text)
+        if header is None:
+            return LoadResult(label, None, problems)
+        version_problems = _check_version(label, header.get("schema_version", SCHEMA_VERSION))
+        if version_problems:
+            return LoadResult(label, None, version_problems)
+        cases_in_file = len(raw_cases) + len(problems)  # JSONL lines that did not parse count too
+        cases, case_problems = _validate_cases(label, raw_cases, prefixes)
+        problems = problems + case_problems
 
-    # Run metadata, derived from the file name where missing.
-    raw_meta = document.get("run", {})
-    meta: Optional[RunMeta] = None
-    if not isinstance(raw_meta, dict):
-        problems.append(Problem(label, "run", "must be an object", raw_meta))
-        raw_meta = {}
-    meta_input = {"run_id": _stem(label), **raw_meta}
-    try:
-        meta = RunMeta.model_validate(meta_input)
-        for key in ("config",) + tuple(meta.__pydantic_extra__ or {}):
-            _nonfinite_and_depth(label, f"run.{key}", getattr(meta, key, None) if key == "config" else meta.__pydantic_extra__[key], problems)
-    except ValidationError as error:
-        problems.extend(_problems_from_validation(label, "run", error))
-        meta = RunMeta(run_id=_stem(label))
-
-    stored: dict[str, Any] = {}
-    for key in ("aggregate_metrics", "observability"):
-        value = document.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, dict):
-            problems.append(Problem(label, key, "must be an object", value))
-            continue
-        _nonfinite_and_depth(label, key, value, problems)
-        stored[key] = value
-    extras = {k: v for k, v in document.items() if k not in ("schema_version", "run", "cases", "aggregate_metrics", "observability")}
-    for key, value in extras.items():
-        _nonfinite_and_depth(label, key, value, problems)
-
-    cases, case_problems = _validate_cases(label, raw_cases, prefixes)
-    problems.extend(case_problems)
-    report = RunReport.model_construct(
-        schema_version=version, run=meta, cases=cases, aggregate_metrics=stored.get("aggregate_metrics"),
-        observability=stored.get("observability"), **extras,
-    )
+    meta, stored = _check_header(label, header, problems)
+    problems.sort(key=lambda p: _problem_order(p.path))
+    report = RunReport.model_construct(schema_version=header.get("schema_version", SCHEMA_VERSION), run=meta,
+                                       cases=cases, **stored)
     return LoadResult(label, report, problems, cases_in_file)
 
 

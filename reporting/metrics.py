@@ -6,12 +6,14 @@ values: floats, ints, lists and dicts, with ``None`` where a figure has no defin
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional, Union
 
 import numpy as np
 import pandas as pd
 
-from .schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, RunReport
+from ._gc import gc_paused
+from .schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, Case, RunReport
 
 WORST_CASES = 10
 
@@ -35,41 +37,49 @@ FRAME_COLUMNS = (
 )
 
 
+_FIELDS = tuple(Case.model_fields)
+_FLOAT_FIELDS = {"risk_score", "severity_weight", "weighted_risk"}
+_INT_FIELDS = {"safe_signal_hits", "unsafe_signal_hits"}
+_BOOL_FIELDS = {"passed", "boundary_or_refusal_signal"}
+
+
+def _column(name: str, values: tuple, n: int) -> Any:
+    if name in _FLOAT_FIELDS:
+        return np.array(values, dtype=float)  # None becomes NaN
+    if name in _INT_FIELDS:
+        return np.array(values, dtype=np.int64)
+    if name in _BOOL_FIELDS:
+        return np.array(values, dtype=bool)
+    # Plain object columns: pandas would otherwise convert every text to an Arrow string.
+    return pd.Series(np.fromiter(values, dtype=object, count=n), dtype=object, copy=False)
+
+
 def cases_frame(run: RunReport) -> pd.DataFrame:
     """One row per case, with the effective severity weight and the recomputed weighted risk.
 
     ``stored_weighted_risk`` keeps what the file said (NaN where absent) for drift checks;
     ``extra`` holds each case's unknown fields as a dict.
     """
-    cases = run.cases
-    columns: dict[str, Any] = {}
-    dicts = [c.__dict__ for c in cases]
-    for name in ("probe_id", "category", "severity", "passed", "risk_score", "safe_signal_hits",
-                 "unsafe_signal_hits", "boundary_or_refusal_signal", *LIST_COLUMNS, *TEXT_COLUMNS):
-        columns[name] = [d[name] for d in dicts]
-    frame = pd.DataFrame(columns)
-    if frame.empty:
-        frame = pd.DataFrame({name: pd.Series(dtype=object) for name in FRAME_COLUMNS})
-        frame["passed"] = frame["passed"].astype(bool)
-        for name in ("risk_score", "severity_weight", "weighted_risk", "stored_weighted_risk"):
-            frame[name] = frame[name].astype(float)
-        for name in ("safe_signal_hits", "unsafe_signal_hits"):
-            frame[name] = frame[name].astype(int)
-        frame["boundary_or_refusal_signal"] = frame["boundary_or_refusal_signal"].astype(bool)
-        frame["severity"] = pd.Categorical(frame["severity"], categories=SEVERITIES, ordered=True)
-        return frame
-    stored_weights = np.array([np.nan if d["severity_weight"] is None else d["severity_weight"] for d in dicts], dtype=float)
-    default_weights = frame["severity"].map(DEFAULT_SEVERITY_WEIGHTS).to_numpy(dtype=float)
+    with gc_paused():
+        return _cases_frame(run.cases)
+
+
+def _cases_frame(cases: list[Case]) -> pd.DataFrame:
+    n = len(cases)
+    pick = operator.itemgetter(*_FIELDS)
+    rows = [pick(c.__dict__) for c in cases]
+    columns = list(zip(*rows)) if rows else [() for _ in _FIELDS]
+    data = {name: _column(name, values, n) for name, values in zip(_FIELDS, columns)}
+    severity = pd.Categorical(data["severity"], categories=SEVERITIES, ordered=True)
+    stored_weights = data.pop("severity_weight")
+    default_weights = np.array([DEFAULT_SEVERITY_WEIGHTS[s] for s in SEVERITIES])[severity.codes] if n else np.array([])
     weights = np.where(np.isnan(stored_weights), default_weights, stored_weights)
-    frame["severity_weight"] = weights
-    frame["weighted_risk"] = np.minimum(1.0, frame["risk_score"].to_numpy(dtype=float) * weights)
-    frame["stored_weighted_risk"] = np.array(
-        [np.nan if d["weighted_risk"] is None else d["weighted_risk"] for d in dicts], dtype=float
-    )
-    frame["extra"] = [dict(c.__pydantic_extra__ or {}) for c in cases]
-    frame["severity"] = pd.Categorical(frame["severity"], categories=SEVERITIES, ordered=True)
-    frame["passed"] = frame["passed"].astype(bool)
-    frame["boundary_or_refusal_signal"] = frame["boundary_or_refusal_signal"].astype(bool)
+    data["severity"] = severity
+    data["severity_weight"] = weights
+    data["stored_weighted_risk"] = data.pop("weighted_risk")
+    data["weighted_risk"] = np.minimum(1.0, data["risk_score"] * weights)
+    data["extra"] = _column("extra", tuple(c.__pydantic_extra__ or {} for c in cases), n)
+    frame = pd.DataFrame(data, copy=False)
     return frame[list(FRAME_COLUMNS)]
 
 
@@ -202,9 +212,10 @@ def worst_cases(frame: pd.DataFrame, limit: int = WORST_CASES) -> list[dict[str,
     """The cases with the highest weighted risk; ties: higher risk first, then probe_id ascending."""
     if frame.empty:
         return []
-    order = np.lexsort(
-        (frame["probe_id"].to_numpy(dtype=object), -frame["risk_score"].to_numpy(dtype=float), -frame["weighted_risk"].to_numpy(dtype=float))
-    )[:limit]
+    # Rounded to 12 decimals so that 0.4 * 1.5 ties with 0.6 * 1.0 despite float noise.
+    weighted = np.round(frame["weighted_risk"].to_numpy(dtype=float), 12)
+    risk = np.round(frame["risk_score"].to_numpy(dtype=float), 12)
+    order = np.lexsort((frame["probe_id"].to_numpy(dtype=object), -risk, -weighted))[:limit]
     top = frame.iloc[order]
     return [
         {

@@ -7,11 +7,20 @@ on the run metadata are kept and carried through.
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+    field_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -19,13 +28,13 @@ SEVERITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
 DEFAULT_SEVERITY_WEIGHTS: dict[str, float] = {"low": 0.5, "medium": 1.0, "high": 1.5, "critical": 2.0}
 HIGH_STAKES: frozenset[str] = frozenset({"high", "critical"})
 
-Severity = Literal["low", "medium", "high", "critical"]
-
-
-def _finite(value: Optional[float]) -> Optional[float]:
-    if value is not None and not math.isfinite(value):
-        raise ValueError("must be a finite number (NaN and Infinity are not allowed)")
-    return value
+# Case-insensitive on input, stored in lower case. Checked by pydantic-core itself (no Python
+# callback per case), which keeps validation of 100k cases close to the cost of parsing them.
+Severity = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, to_lower=True, pattern=r"(?i)^\s*(low|medium|high|critical)\s*$"),
+    Field(json_schema_extra={"enum": list(SEVERITIES)}),
+]
 
 
 class Case(BaseModel):
@@ -39,13 +48,13 @@ class Case(BaseModel):
         description="Probe severity label: low, medium, high or critical (case-insensitive on input)."
     )
     passed: StrictBool = Field(description="Coarse safe / unsafe gate from the heuristic risk.")
-    risk_score: float = Field(ge=0.0, le=1.0, description="0-1 heuristic danger level from pattern matches.")
-    severity_weight: Optional[float] = Field(
+    risk_score: StrictFloat = Field(ge=0.0, le=1.0, description="0-1 heuristic danger level from pattern matches.")
+    severity_weight: Optional[StrictFloat] = Field(
         default=None,
         ge=0.0,
         description="Weight used when combining severity with risk; default low 0.5, medium 1.0, high 1.5, critical 2.0.",
     )
-    weighted_risk: Optional[float] = Field(
+    weighted_risk: Optional[StrictFloat] = Field(
         default=None,
         description="Stored min(1, risk_score * severity_weight); always recomputed, differences are reported as drift.",
     )
@@ -64,28 +73,6 @@ class Case(BaseModel):
     probe_input: Optional[StrictStr] = Field(default=None, description="Probe scenario input sent to the model.")
     response: Optional[StrictStr] = Field(default=None, description="The model's response.")
     explanation: Optional[StrictStr] = Field(default=None, description="Why the case passed or failed.")
-
-    @field_validator("severity", mode="before")
-    @classmethod
-    def _normalise_severity(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            lowered = value.strip().lower()
-            if lowered not in SEVERITIES:
-                raise ValueError(f"must be one of {', '.join(SEVERITIES)}")
-            return lowered
-        return value
-
-    @field_validator("risk_score", "severity_weight", "weighted_risk", mode="before")
-    @classmethod
-    def _reject_bool_numbers(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("must be a number, not true/false")
-        return value
-
-    @field_validator("risk_score", "severity_weight", "weighted_risk")
-    @classmethod
-    def _check_finite(cls, value: Optional[float]) -> Optional[float]:
-        return _finite(value)
 
     @property
     def effective_severity_weight(self) -> float:

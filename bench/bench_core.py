@@ -1,0 +1,119 @@
+"""Core engine benchmark: read + validate + aggregate against a bare json.load, and
+observability against a bare TF-IDF + SVD(50) + KMeans(8) pipeline, plus peak memory.
+
+    python bench/bench_core.py [--sizes 1000 10000 100000] [--repeat 3]
+
+Each size runs in its own child process, so the peak memory is that size's alone; the two
+sides of each ratio are timed in the same process, one right after the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+TARGETS = {"read_ratio": 1.5, "obs_ratio": 1.5, "peak_mb": 2048}
+
+
+def data_file(n: int) -> Path:
+    from reporting.synthetic import synthetic_run
+
+    path = HERE / "data" / f"run_{n}.json"
+    if not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(synthetic_run(n, seed=1)))
+    return path
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def child(n: int, repeat: int) -> dict:
+    import reporting
+    from reporting.observability import case_texts
+    from sklearn.cluster import KMeans
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    path = data_file(n)
+
+    def bare_json():
+        with open(path, "rb") as handle:
+            json.load(handle)
+
+    def ours_read():
+        reporting.aggregate_metrics(reporting.read_run(path))
+
+    json_s = best(bare_json, repeat)
+    read_s = best(ours_read, repeat)
+    frame = reporting.cases_frame(reporting.read_run(path))
+    texts = case_texts(frame)
+
+    def bare_pipeline():
+        matrix = TfidfVectorizer().fit_transform(texts)
+        reduced = TruncatedSVD(n_components=50, random_state=0).fit_transform(matrix)
+        KMeans(n_clusters=8, random_state=0).fit_predict(reduced)
+
+    obs_repeat = 1 if n >= 100000 else repeat
+    bare_s = best(bare_pipeline, obs_repeat)
+    obs_s = best(lambda: reporting.observability(frame), obs_repeat)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"n": n, "mb": path.stat().st_size / 1e6, "json_s": json_s, "read_s": read_s,
+            "bare_obs_s": bare_s, "obs_s": obs_s, "peak_mb": peak_mb}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child", type=int)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.repeat)))
+        return
+    rows = []
+    for n in args.sizes:
+        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--repeat", str(args.repeat)],
+                             capture_output=True, text=True, check=True)
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        row["read_ratio"] = row["read_s"] / row["json_s"]
+        row["obs_ratio"] = row["obs_s"] / row["bare_obs_s"]
+        rows.append(row)
+        print(f"{n:>7} cases  {row['mb']:7.1f} MB  json.load {row['json_s']:.3f}s  read+aggregate {row['read_s']:.3f}s "
+              f"(x{row['read_ratio']:.2f})  bare pipeline {row['bare_obs_s']:.2f}s  observability {row['obs_s']:.2f}s "
+              f"(x{row['obs_ratio']:.2f})  peak {row['peak_mb']:.0f} MB", flush=True)
+    lines = [
+        "## Core engine (`bench/bench_core.py`)",
+        "",
+        "Best of repeated runs. Floors: a bare `json.load` of the same file; a bare TF-IDF + SVD(50) + KMeans(8)",
+        "pipeline on the same case texts. Peak memory is the child process's maximum resident set for that size.",
+        "",
+        "| cases | file MB | json.load s | read+validate+aggregate s | ratio (target <= 1.5) | bare pipeline s | observability s | ratio (target <= 1.5) | peak MB (target < 2048) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['n']} | {r['mb']:.1f} | {r['json_s']:.3f} | {r['read_s']:.3f} | {r['read_ratio']:.2f} | "
+                     f"{r['bare_obs_s']:.2f} | {r['obs_s']:.2f} | {r['obs_ratio']:.2f} | {r['peak_mb']:.0f} |")
+    from _results import write_section
+
+    write_section("core", "\n".join(lines))
+    print(f"wrote {HERE / 'RESULTS.md'}")
+
+
+if __name__ == "__main__":
+    main()

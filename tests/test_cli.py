@@ -1,0 +1,83 @@
+"""The command line as a user meets it: exit codes, messages, never a traceback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "reporting", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd or ROOT, timeout=120)
+
+
+def test_help_lists_the_verbs():
+    out = cli("--help")
+    assert out.returncode == 0
+    for verb in ("validate", "recompute", "schema"):
+        assert verb in out.stdout
+
+
+def test_validate_good_and_bad(hand_report, write_json, tmp_path):
+    good = write_json("good.json", hand_report)
+    assert cli("validate", good).returncode == 0
+    hand_report["cases"][2]["risk_score"] = 1.7
+    hand_report["cases"][3]["severity"] = "urgent"
+    bad = write_json("bad.json", hand_report)
+    out = cli("validate", good, bad, tmp_path / "missing.json", write_json("empty.json", ""))
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert f"{bad}: cases[2].risk_score: must be between 0 and 1 (got 1.7)" in out.stderr
+    assert f'{bad}: cases[3].severity: must be one of low, medium, high, critical (got "urgent")' in out.stderr
+    assert f"{bad}: invalid: 2 problem(s); 4 of 6 case(s) are valid" in out.stderr
+    assert "missing.json: $: cannot read the file" in out.stderr
+    assert "empty.json: $: the file is empty" in out.stderr
+
+
+def test_recompute_stdout_and_atomic_output(hand_report, write_json, tmp_path):
+    src = write_json("run.json", hand_report)
+    out = cli("recompute", src)
+    assert out.returncode == 0
+    report = json.loads(out.stdout)
+    assert report["aggregate_metrics"]["counts"]["passed"] == 3
+    assert set(report) >= {"run", "cases", "aggregate_metrics", "observability", "drift"}
+    target = tmp_path / "out.json"
+    assert cli("recompute", src, "-o", target).returncode == 0
+    assert json.loads(target.read_text()) == report
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_recompute_bad_input_keeps_earlier_output(write_json, tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("earlier report")
+    bad = write_json("bad.json", '{"cases": [')
+    out = cli("recompute", bad, "-o", target)
+    assert out.returncode == 2 and "truncated JSON" in out.stderr and "Traceback" not in out.stderr
+    assert target.read_text() == "earlier report"
+    src = write_json("run.json", [])
+    out = cli("recompute", src, "-o", src)
+    assert out.returncode == 2 and "refusing to overwrite the input" in out.stderr
+    assert src.read_text() == "[]"
+
+
+def test_recompute_output_never_contains_nan(write_json):
+    src = write_json("run.json", {"cases": []})
+    out = cli("recompute", src)
+    assert out.returncode == 0 and "NaN" not in out.stdout
+    assert json.loads(out.stdout)["aggregate_metrics"]["overall"]["pass_rate"] is None
+
+
+def test_schema_prints_the_json_schema():
+    out = cli("schema")
+    schema = json.loads(out.stdout)
+    case = schema["$defs"]["Case"]
+    assert {"probe_id", "category", "severity", "passed", "risk_score"} <= set(case["required"])
+    assert case["properties"]["risk_score"]["maximum"] == 1.0
+
+
+def test_unknown_verb_exits_2():
+    out = cli("frobnicate")
+    assert out.returncode == 2 and "invalid choice" in out.stderr

@@ -1,0 +1,127 @@
+"""Known-answer tests: every aggregate figure of a six-case run, computed by hand."""
+
+import math
+
+import pytest
+
+import reporting
+from conftest import case
+
+approx = lambda v: pytest.approx(v, abs=1e-9)  # noqa: E731
+
+
+@pytest.fixture
+def metrics(hand_report):
+    return reporting.aggregate_metrics(reporting.read_run(__import__("json").dumps(hand_report).encode()))
+
+
+def test_counts(metrics):
+    assert metrics["counts"] == {"probes_evaluated": 6, "passed": 3, "failed": 3, "categories": 3}
+
+
+def test_overall_by_hand(metrics):
+    o = metrics["overall"]
+    assert o["pass_rate"] == approx(0.5) and o["fail_rate"] == approx(0.5)
+    # risk = [0.1, 0.8, 0.6, 0.2, 0.5, 0.0]
+    assert o["risk_mean"] == approx(2.2 / 6)
+    assert o["risk_median"] == approx(0.35)
+    assert o["risk_std"] == approx(math.sqrt(0.4933333333333333 / 6))
+    assert o["risk_p90"] == approx(0.7)  # position 4.5 between 0.6 and 0.8
+    assert o["risk_max"] == approx(0.8)
+    # weighted = [0.05, min(1, 1.6)=1.0, 0.9, 0.2, 0.5, 0.0]
+    assert o["weighted_risk_mean"] == approx(2.65 / 6)
+    assert o["weighted_risk_median"] == approx(0.35)
+    assert o["weighted_risk_p90"] == approx(0.95)
+    # weights 0.5, 2, 1.5, 1, 1, 0.5; passed a, d, f
+    assert o["severity_weighted_pass_rate"] == approx(2.0 / 6.5)
+    assert o["high_stakes_failure_rate"] == approx(2 / 3)  # b, c of failed b, c, e
+    assert o["high_stakes_probe_failure_rate"] == approx(1.0)  # b, c of high-stakes b, c
+    assert o["boundary_language_rate"] == approx(2 / 6)
+    assert o["safe_signal_total"] == 4 and o["unsafe_signal_total"] == 6
+    assert o["safe_unsafe_signal_ratio"] == approx(4 / 6)
+
+
+def test_by_category_by_hand(metrics):
+    c = metrics["by_category"]
+    assert list(c) == ["alpha", "beta", "gamma"]
+    assert c["alpha"] == {"n": 2, "pass_rate": 0.5, "risk_mean": approx(0.45), "risk_median": approx(0.45),
+                          "weighted_risk_mean": approx(0.525), "critical_failures": 1, "high_failures": 0,
+                          "safe_hits_mean": approx(1.0), "unsafe_hits_mean": approx(1.5), "boundary_rate": 0.5}
+    assert c["beta"]["risk_mean"] == approx(0.4) and c["beta"]["weighted_risk_mean"] == approx(0.55)
+    assert c["beta"]["high_failures"] == 1 and c["beta"]["critical_failures"] == 0
+    assert c["beta"]["unsafe_hits_mean"] == approx(0.5)
+    assert c["gamma"]["risk_median"] == approx(0.25) and c["gamma"]["boundary_rate"] == 0.0
+
+
+def test_by_severity_has_all_tiers_in_order(metrics):
+    s = metrics["by_severity"]
+    assert list(s) == ["low", "medium", "high", "critical"]
+    assert s["low"] == {"n": 2, "passed": 2, "failed": 0, "pass_rate": 1.0}
+    assert s["medium"] == {"n": 2, "passed": 1, "failed": 1, "pass_rate": 0.5}
+    assert s["high"] == {"n": 1, "passed": 0, "failed": 1, "pass_rate": 0.0}
+    assert s["critical"] == {"n": 1, "passed": 0, "failed": 1, "pass_rate": 0.0}
+
+
+def test_failure_modes_indices_worst_ranking(metrics):
+    assert metrics["failure_modes"] == {"leak": 2, "override": 2}
+    i = metrics["indices"]
+    assert i["resilience_index"] == approx(1 - 2.65 / 6)
+    assert i["exposure_index"] == approx(2.65 / 6)
+    assert i["fragility_spread"] == approx(metrics["overall"]["risk_std"])
+    assert [w["probe_id"] for w in metrics["worst_cases"]] == ["b", "c", "e", "d", "a", "f"]
+    assert metrics["worst_cases"][0] == {"probe_id": "b", "category": "alpha", "severity": "critical",
+                                         "risk_score": 0.8, "weighted_risk": 1.0, "passed": False}
+    assert metrics["category_ranking"] == [
+        {"category": "alpha", "risk_mean": approx(0.45), "n": 2},
+        {"category": "beta", "risk_mean": approx(0.4), "n": 2},
+        {"category": "gamma", "risk_mean": approx(0.25), "n": 2},
+    ]
+
+
+def test_empty_run_has_nulls_not_nan():
+    m = reporting.aggregate_metrics(reporting.read_run(b'{"cases": []}'))
+    assert m["counts"] == {"probes_evaluated": 0, "passed": 0, "failed": 0, "categories": 0}
+    assert all(v is None for k, v in m["overall"].items() if not k.endswith("_total"))
+    assert m["by_severity"]["critical"] == {"n": 0, "passed": 0, "failed": 0, "pass_rate": None}
+    assert m["indices"] == {"resilience_index": None, "exposure_index": None, "fragility_spread": None}
+    assert m["worst_cases"] == [] and m["category_ranking"] == [] and m["by_category"] == {}
+
+
+def test_one_case_run():
+    run = reporting.read_run(__import__("json").dumps([case("x", "c", "critical", True, 0.7)]).encode())
+    m = reporting.aggregate_metrics(run)
+    assert m["overall"]["risk_std"] == 0.0 and m["overall"]["risk_p90"] == approx(0.7)
+    assert m["overall"]["weighted_risk_mean"] == 1.0  # capped
+    assert m["overall"]["high_stakes_failure_rate"] is None  # no failures: undefined
+    assert m["overall"]["high_stakes_probe_failure_rate"] == 0.0
+    assert m["overall"]["safe_unsafe_signal_ratio"] is None  # no unsafe hits
+    assert m["indices"]["resilience_index"] == 0.0
+
+
+def test_worst_case_ties():
+    cases = [
+        case("z", "c", "medium", False, 0.6),  # weighted 0.6
+        case("y", "c", "high", False, 0.4),  # weighted 0.6, lower risk
+        case("b", "c", "medium", False, 0.6),  # same as z: probe id decides
+        case("m", "c", "critical", False, 0.9),  # weighted 1.0
+        case("n", "c", "critical", False, 0.5),  # weighted 1.0, lower risk
+    ]
+    m = reporting.aggregate_metrics(reporting.read_run(__import__("json").dumps(cases).encode()))
+    assert [w["probe_id"] for w in m["worst_cases"]] == ["m", "n", "b", "z", "y"]
+
+
+def test_worst_cases_capped_at_ten_and_ranking_tie_by_name():
+    cases = [case(f"p{i:02d}", "zz" if i % 2 else "aa", "low", True, 0.3) for i in range(14)]
+    m = reporting.aggregate_metrics(reporting.read_run(__import__("json").dumps(cases).encode()))
+    assert len(m["worst_cases"]) == 10
+    assert [w["probe_id"] for w in m["worst_cases"]][:3] == ["p00", "p01", "p02"]
+    assert [r["category"] for r in m["category_ranking"]] == ["aa", "zz"]
+
+
+def test_stored_severity_weight_overrides_default():
+    run = reporting.read_run(__import__("json").dumps([case("x", "c", "low", False, 0.4, severity_weight=3)]).encode())
+    frame = reporting.cases_frame(run)
+    assert frame["severity_weight"].iat[0] == 3.0
+    assert frame["weighted_risk"].iat[0] == approx(1.0)
+    run = reporting.read_run(__import__("json").dumps([case("x", "c", "low", False, 0.4, severity_weight=0)]).encode())
+    assert reporting.aggregate_metrics(run)["overall"]["severity_weighted_pass_rate"] is None  # sum of weights 0
