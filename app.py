@@ -1,5 +1,5 @@
-"""RunLens dashboard entry point: `streamlit run app.py [-- --runs DIR]`."""
+"""RunLens dashboard: `streamlit run app.py [-- --runs DIR]` (or REPORTING_RUNS_DIR=DIR)."""
 
-from reporting.app_main import main
+from reporting.ui.pages import run_app
 
-main()
+run_app()

@@ -6,11 +6,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import pandas as pd
 
 from . import __version__
+from .loader import LoadResult
+from .filters import NO_FILTERS, Filters
 from .metrics import aggregate_metrics, cases_frame
 from .observability import DEFAULT_MIN_CASES, observability
 from .schema import SCHEMA_VERSION, RunReport
@@ -69,27 +72,88 @@ def case_record(case_model: Any, weighted_risk: float, severity_weight: float) -
     return record
 
 
-def build_report(
-    run: RunReport,
-    *,
-    frame: Optional[pd.DataFrame] = None,
-    min_cases: int = DEFAULT_MIN_CASES,
-    seed: int = 0,
-    with_observability: bool = True,
-) -> dict[str, Any]:
-    """The full recomputed report as a JSON-ready dict."""
-    frame = cases_frame(run) if frame is None else frame
-    metrics = aggregate_metrics(frame)
-    weights = frame["severity_weight"].tolist()
-    weighted = frame["weighted_risk"].tolist()
+@dataclass(eq=False)
+class RunData:
+    """A loaded run, computed once: the load result, the frame of all valid cases, drift."""
+
+    result: LoadResult
+    frame: pd.DataFrame
+    drift: list[dict[str, Any]]
+    failure_mode_names: list[str]
+
+    @property
+    def run(self) -> Optional[RunReport]:
+        return self.result.run
+
+
+def make_run_data(result: LoadResult) -> RunData:
+    if result.run is None:
+        return RunData(result, cases_frame(RunReport.model_construct(cases=[])), [], [])
+    frame = cases_frame(result.run)
+    full = aggregate_metrics(frame)
+    return RunData(result, frame, drift(result.run, frame, full), sorted(full["failure_modes"]))
+
+
+@dataclass(eq=False)
+class RunView:
+    """One run seen through filters: the kept cases and every figure recomputed from them."""
+
+    data: RunData
+    filters: Filters
+    frame: pd.DataFrame
+    metrics: dict[str, Any]
+
+    @property
+    def shown(self) -> int:
+        return len(self.frame)
+
+    @property
+    def total(self) -> int:
+        return len(self.data.frame)
+
+
+def make_view(data: RunData, filters: Filters = NO_FILTERS) -> RunView:
+    kept = filters.apply(data.frame)
+    return RunView(data, filters, kept, aggregate_metrics(kept))
+
+
+def view_observability(view: RunView, min_cases: int = DEFAULT_MIN_CASES, seed: int = 0) -> dict[str, Any]:
+    return observability(view.frame, min_cases=min_cases, seed=seed)
+
+
+def report_dict(view: RunView, obs: dict[str, Any]) -> dict[str, Any]:
+    """The full recomputed report of a view, as a JSON-ready dict."""
+    run = view.data.run
+    positions = view.frame.index.to_numpy()
+    weights = view.frame["severity_weight"].tolist()
+    weighted = view.frame["weighted_risk"].tolist()
+    cases = run.cases
     return {
         "schema_version": SCHEMA_VERSION,
         "generator": {"name": "runlens", "version": __version__},
         "run": run.run.model_dump(mode="json", exclude_none=True),
-        "cases": [case_record(c, w, sw) for c, w, sw in zip(run.cases, weighted, weights)],
-        "aggregate_metrics": metrics,
-        "observability": observability(frame, min_cases=min_cases, seed=seed)
-        if with_observability
-        else {"skipped": True, "reason": "observability was not requested"},
-        "drift": drift(run, frame, metrics),
+        "filters": {**view.filters.as_dict(), "cases_total": view.total, "cases_shown": view.shown},
+        "cases": [case_record(cases[i], w, sw) for i, w, sw in zip(positions, weighted, weights)],
+        "aggregate_metrics": view.metrics,
+        "observability": obs,
+        "drift": view.data.drift,
     }
+
+
+def build_report(
+    run: RunReport,
+    *,
+    filters: Filters = NO_FILTERS,
+    min_cases: int = DEFAULT_MIN_CASES,
+    seed: int = 0,
+    with_observability: bool = True,
+) -> dict[str, Any]:
+    """The full recomputed report as a JSON-ready dict.
+
+    With ``filters``, every figure is recomputed from the kept cases only; drift is always
+    checked on the whole run (stored figures describe the whole run).
+    """
+    view = make_view(make_run_data(LoadResult(run.run.run_id, run, [], len(run.cases))), filters)
+    obs = (view_observability(view, min_cases, seed) if with_observability
+           else {"skipped": True, "reason": "observability was not requested"})
+    return report_dict(view, obs)

@@ -1,0 +1,168 @@
+"""The one set of Plotly figure builders: the dashboard and the HTML export draw the same charts.
+
+All text that comes from a report (category names, failure modes, probe ids, task text) is
+HTML-escaped before it reaches Plotly, which renders a subset of HTML in labels and hover
+text and turns entities back into the literal characters.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .schema import SEVERITIES
+
+PASS_COLOUR, FAIL_COLOUR, RISK_COLOUR = "#2e7d32", "#c62828", "#ef6c00"
+SEVERITY_COLOURS = {"low": "#90caf9", "medium": "#42a5f5", "high": "#ef6c00", "critical": "#b71c1c"}
+SCATTER_CAP = 20000  # points drawn in the scatter; a deterministic sample beyond this
+HOVER_TASK_CHARS = 80
+COLOR_CHOICES = ("cluster", "category", "severity", "outcome")
+
+
+def esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _layout(fig: go.Figure, title: str, **kwargs: Any) -> go.Figure:
+    fig.update_layout(title=title, template="plotly_white", margin=dict(l=60, r=20, t=50, b=60),
+                      legend=dict(orientation="h", y=-0.2), **kwargs)
+    return fig
+
+
+def empty_figure(title: str, message: str) -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=esc(message), showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return _layout(fig, title)
+
+
+def category_chart(metrics: dict[str, Any]) -> go.Figure:
+    """Pass rate and mean risk per category, with counts."""
+    by_category = metrics["by_category"]
+    if not by_category:
+        return empty_figure("Pass rate and mean risk by category", "No cases")
+    names = list(by_category)
+    labels = [esc(n) for n in names]
+    n = [by_category[c]["n"] for c in names]
+    fig = go.Figure()
+    fig.add_bar(name="pass rate", x=labels, y=[by_category[c]["pass_rate"] for c in names], marker_color=PASS_COLOUR,
+                text=[f"n={k}" for k in n], textposition="outside",
+                hovertemplate="%{x}<br>pass rate %{y:.1%}<br>%{text}<extra></extra>")
+    fig.add_bar(name="mean risk", x=labels, y=[by_category[c]["risk_mean"] for c in names], marker_color=RISK_COLOUR,
+                hovertemplate="%{x}<br>mean risk %{y:.3f}<extra></extra>")
+    fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
+    return _layout(fig, "Pass rate and mean risk by category", barmode="group")
+
+
+def category_risk_box(frame: pd.DataFrame) -> go.Figure:
+    """Distribution of risk per category, as precomputed box statistics (small at any run size)."""
+    if frame.empty:
+        return empty_figure("Risk distribution by category", "No cases")
+    fig = go.Figure()
+    for name, group in sorted(frame.groupby("category", observed=True), key=lambda kv: kv[0]):
+        risk = group["risk_score"].to_numpy(dtype=float)
+        q1, median, q3 = np.percentile(risk, [25, 50, 75])
+        iqr = q3 - q1
+        low = risk[risk >= q1 - 1.5 * iqr].min()
+        high = risk[risk <= q3 + 1.5 * iqr].max()
+        fig.add_trace(go.Box(name=esc(name), x=[esc(name)], q1=[q1], median=[median], q3=[q3], lowerfence=[low], upperfence=[high],
+                             mean=[risk.mean()], boxpoints=False, marker_color=RISK_COLOUR, showlegend=False,
+                             hoverinfo="y"))
+    fig.update_yaxes(range=[0, 1], title="risk score")
+    return _layout(fig, "Risk distribution by category")
+
+
+def severity_chart(metrics: dict[str, Any]) -> go.Figure:
+    """Passed and failed cases per severity tier, stacked, tiers low to critical."""
+    by_severity = metrics["by_severity"]
+    fig = go.Figure()
+    fig.add_bar(name="passed", x=list(SEVERITIES), y=[by_severity[s]["passed"] for s in SEVERITIES], marker_color=PASS_COLOUR,
+                hovertemplate="%{x}: %{y} passed<extra></extra>")
+    fig.add_bar(name="failed", x=list(SEVERITIES), y=[by_severity[s]["failed"] for s in SEVERITIES], marker_color=FAIL_COLOUR,
+                hovertemplate="%{x}: %{y} failed<extra></extra>")
+    fig.update_xaxes(categoryorder="array", categoryarray=list(SEVERITIES))
+    fig.update_yaxes(title="cases")
+    return _layout(fig, "Pass / fail by severity", barmode="stack")
+
+
+def failure_modes_chart(metrics: dict[str, Any]) -> go.Figure:
+    """Detected failure modes, most frequent first."""
+    modes = metrics["failure_modes"]
+    if not modes:
+        return empty_figure("Detected failure modes", "No failure mode detected")
+    names = list(modes)[::-1]  # horizontal bars draw bottom-up: most frequent on top
+    fig = go.Figure(go.Bar(x=[modes[m] for m in names], y=[esc(m) for m in names], orientation="h",
+                           marker_color=FAIL_COLOUR, hovertemplate="%{y}: %{x} case(s)<extra></extra>"))
+    fig.update_xaxes(title="cases")
+    return _layout(fig, "Detected failure modes", height=max(300, 28 * len(names) + 120))
+
+
+def scatter_sample(n: int, cap: int = SCATTER_CAP) -> np.ndarray:
+    """Positions drawn in the scatter: all up to ``cap``, else an evenly spaced, deterministic sample."""
+    if n <= cap:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, cap).round().astype(int))
+
+
+def cluster_scatter(frame: pd.DataFrame, obs: dict[str, Any], color_by: str = "cluster", cap: int = SCATTER_CAP) -> go.Figure:
+    """The 2-D projection, one trace per group of the chosen colouring; customdata[0] is the probe id."""
+    title = "Case geometry (2-D SVD projection)"
+    if obs.get("skipped"):
+        return empty_figure(title, f"Observability skipped: {obs.get('reason', '')}")
+    if color_by not in COLOR_CHOICES:
+        raise ValueError(f"color_by must be one of {COLOR_CHOICES}")
+    points = pd.DataFrame(obs["cases"])
+    data = frame[["probe_id", "category", "severity", "passed", "risk_score", "task"]].reset_index(drop=True)
+    data = pd.concat([data, points[["cluster_id", "scatter_x", "scatter_y"]]], axis=1)
+    data = data.iloc[scatter_sample(len(data), cap)]
+    groups = {
+        "cluster": data["cluster_id"].map(lambda c: f"cluster {c}"),
+        "category": data["category"].map(esc),
+        "severity": data["severity"].astype(str),
+        "outcome": np.where(data["passed"], "passed", "failed"),
+    }[color_by]
+    custom = np.column_stack([
+        data["probe_id"].to_numpy(dtype=object),
+        data["category"].map(esc).to_numpy(dtype=object),
+        data["severity"].astype(str).to_numpy(dtype=object),
+        data["risk_score"].to_numpy(dtype=float).round(3).astype(object),
+        data["task"].fillna("").map(lambda t: esc(t[:HOVER_TASK_CHARS] + ("..." if len(t) > HOVER_TASK_CHARS else ""))).to_numpy(dtype=object),
+        data["probe_id"].map(esc).to_numpy(dtype=object),
+    ])
+    order = sorted(pd.unique(groups), key=lambda g: (SEVERITIES.index(g) if g in SEVERITIES else -1, len(g), g))
+    fig = go.Figure()
+    palette = {"passed": PASS_COLOUR, "failed": FAIL_COLOUR, **SEVERITY_COLOURS}
+    for group in order:
+        mask = np.asarray(groups == group)
+        marker: dict[str, Any] = {"size": 7, "opacity": 0.75}
+        if group in palette:
+            marker["color"] = palette[group]
+        fig.add_trace(go.Scattergl(
+            x=data["scatter_x"].to_numpy()[mask], y=data["scatter_y"].to_numpy()[mask], mode="markers", name=str(group),
+            customdata=custom[mask], marker=marker,
+            hovertemplate="%{customdata[5]}<br>%{customdata[1]} / %{customdata[2]}<br>risk %{customdata[3]}"
+                          "<br>%{customdata[4]}<extra></extra>",
+        ))
+    note = f" (showing {len(data):,} of {len(points):,} cases)" if len(data) < len(points) else ""
+    fig.update_xaxes(title="component 1")
+    fig.update_yaxes(title="component 2")
+    return _layout(fig, title + note, dragmode="lasso", height=520)
+
+
+def all_figures(frame: pd.DataFrame, metrics: dict[str, Any], obs: Optional[dict[str, Any]], color_by: str = "cluster",
+                scatter_cap: int = SCATTER_CAP) -> dict[str, go.Figure]:
+    """Every chart of a run view, by name (the export draws all of them)."""
+    figures = {
+        "categories": category_chart(metrics),
+        "risk_distribution": category_risk_box(frame),
+        "severity": severity_chart(metrics),
+        "failure_modes": failure_modes_chart(metrics),
+    }
+    if obs is not None:
+        figures["scatter"] = cluster_scatter(frame, obs, color_by, cap=scatter_cap)
+    return figures

@@ -1,0 +1,175 @@
+"""Static HTML export: one self-contained, offline file rendered from Jinja templates.
+
+One environment, autoescaping on, StrictUndefined. Report data reaches the page as JSON
+inside ``<script type="application/json">`` elements through ``|tojson`` (which escapes
+``<``, ``>``, ``&`` and ``'``), and the page's own script inserts text with ``textContent``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any, Optional
+
+import pandas as pd
+import plotly.io as pio
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+from plotly.offline import get_plotlyjs
+
+from . import __version__, charts
+from .presentation import METHODOLOGY, fmt_number, fmt_percent, key_figures, mutual_information_reading
+from .resources import templates_dir
+from .schema import SEVERITIES
+
+HTML_SCATTER_CAP = 5000  # points drawn in the exported scatter
+TEXT_BUDGET = 6_000_000  # characters shared by the text fields of all cases in the file
+TEXT_CAP_MAX, TEXT_CAP_MIN = 2000, 40
+TEXT_FIELDS = ("task", "probe_input", "response", "explanation")
+CASE_COLUMNS = ("probe_id", "category", "severity", "passed", "risk_score", "weighted_risk", "severity_weight",
+                "safe_signal_hits", "unsafe_signal_hits", "boundary_or_refusal_signal", "matched_safe_patterns",
+                "matched_unsafe_patterns", "detected_failure_modes", "failure_modes", *TEXT_FIELDS, "extra")
+_KNOWN = set(CASE_COLUMNS) - {"extra"}
+
+
+def text_cap(n_cases: int) -> int:
+    """Characters kept per text field in the file: 2,000, less in large runs (at least 40)."""
+    if n_cases <= 0:
+        return TEXT_CAP_MAX
+    return int(max(TEXT_CAP_MIN, min(TEXT_CAP_MAX, TEXT_BUDGET // (n_cases * len(TEXT_FIELDS)))))
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        autoescape=select_autoescape(enabled_extensions=("html", "j2", "xml"), default=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["percent"] = fmt_percent
+    env.filters["number"] = fmt_number
+    env.policies["json.dumps_kwargs"] = {"sort_keys": False, "ensure_ascii": False, "separators": (",", ":"),
+                                         "allow_nan": False}
+    return env
+
+
+def _trusted_plotly_js() -> Markup:
+    # The plotly.js library bundled with the plotly package: trusted code, inlined once, unescaped.
+    return Markup(get_plotlyjs())  # noqa: S704 - library code, not report data
+
+
+def _round(value: Any) -> Any:
+    return round(value, 6) if isinstance(value, float) and math.isfinite(value) else value
+
+
+def _cap(text: Optional[str], cap: int) -> Optional[str]:
+    if text is None or len(text) <= cap:
+        return text
+    return text[:cap] + "\u2026"
+
+
+def case_table(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Cases in column form (no key repeated per case), long texts capped as documented."""
+    cap = text_cap(len(cases))
+    rows = []
+    truncated = 0
+    for case in cases:
+        row = []
+        for column in CASE_COLUMNS:
+            if column == "extra":
+                row.append({k: v for k, v in case.items() if k not in _KNOWN})
+            elif column in TEXT_FIELDS:
+                value = case.get(column)
+                capped = _cap(value, cap)
+                truncated += capped is not value and value is not None
+                row.append(capped)
+            else:
+                row.append(_round(case.get(column)))
+        rows.append(row)
+    return {"columns": list(CASE_COLUMNS), "rows": rows, "text_cap": cap, "texts_truncated": int(truncated)}
+
+
+def page_data(report: dict[str, Any]) -> dict[str, Any]:
+    """What goes into #report-data: the recomputed report, with cases and points in column form."""
+    data = {key: value for key, value in report.items() if key not in ("cases", "observability")}
+    data["cases"] = case_table(report["cases"])
+    obs = report["observability"]
+    if obs.get("skipped"):
+        data["observability"] = obs
+    else:
+        points = obs["cases"]
+        data["observability"] = {**{k: v for k, v in obs.items() if k != "cases"},
+                                 "cases": {"columns": ["probe_id", "cluster_id", "scatter_x", "scatter_y"],
+                                           "rows": [[p["probe_id"], p["cluster_id"], p["scatter_x"], p["scatter_y"]] for p in points]}}
+    return data
+
+
+def _figure_frame(cases: list[dict[str, Any]]) -> pd.DataFrame:
+    columns = ("probe_id", "category", "severity", "passed", "risk_score", "weighted_risk", "task")
+    frame = pd.DataFrame({c: [case.get(c) for case in cases] for c in columns})
+    frame["severity"] = pd.Categorical(frame["severity"], categories=SEVERITIES, ordered=True)
+    frame["risk_score"] = frame["risk_score"].astype(float)
+    frame["passed"] = frame["passed"].astype(bool)
+    return frame
+
+
+def figures_json(report: dict[str, Any]) -> dict[str, Any]:
+    """The shared chart builders' figures, as plain JSON-ready dicts."""
+    frame = _figure_frame(report["cases"])
+    figures = charts.all_figures(frame, report["aggregate_metrics"], report["observability"],
+                                 scatter_cap=HTML_SCATTER_CAP)
+    return {name: json.loads(pio.to_json(fig, validate=False)) for name, fig in figures.items()}
+
+
+def generated_at(timestamp: Optional[str] = None) -> str:
+    """`timestamp` (ISO 8601 or epoch seconds), else $SOURCE_DATE_EPOCH, else now; UTC, to the second."""
+    value = timestamp if timestamp is not None else os.environ.get("SOURCE_DATE_EPOCH")
+    if value is None or value == "":
+        moment = datetime.now(timezone.utc)
+    elif str(value).strip().lstrip("-").isdigit():
+        moment = datetime.fromtimestamp(int(value), timezone.utc)
+    else:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        moment = moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def render_html(report: dict[str, Any], *, title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
+    """The self-contained HTML report of a recomputed report (``build_report`` / ``report_dict``)."""
+    metrics = report["aggregate_metrics"]
+    obs = report["observability"]
+    run = report["run"]
+    context = {
+        "title": title or f"RunLens report: {run.get('run_id', 'run')}",
+        "run": run,
+        "generator": report.get("generator", {"name": "runlens", "version": __version__}),
+        "generated_at": generated_at(timestamp),
+        "filters": report.get("filters", {}),
+        "filter_lines": _filter_lines(report.get("filters", {})),
+        "key_figures": key_figures(metrics),
+        "metrics": metrics,
+        "severities": SEVERITIES,
+        "obs": obs,
+        "mi_reading": mutual_information_reading(obs),
+        "drift": report.get("drift", []),
+        "methodology": METHODOLOGY,
+        "figures": figures_json(report),
+        "data": page_data(report),
+        "plotly_js": _trusted_plotly_js(),
+        "scatter_cap": HTML_SCATTER_CAP,
+    }
+    return environment().get_template("report.html.j2").render(**context)
+
+
+def _filter_lines(filters: dict[str, Any]) -> list[str]:
+    from .filters import Filters
+
+    if not filters:
+        return []
+    return Filters(tuple(filters.get("categories", ())), tuple(filters.get("severities", ())), filters.get("outcome"),
+                   tuple(filters.get("failure_modes", ())), filters.get("text", "")).describe()

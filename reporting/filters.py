@@ -1,0 +1,78 @@
+"""Case filters shared by the dashboard, the HTML export and the command line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+from .schema import SEVERITIES
+
+SEARCH_COLUMNS = ("task", "probe_input", "response")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which cases to keep. Empty selections keep everything."""
+
+    categories: tuple[str, ...] = ()
+    severities: tuple[str, ...] = ()
+    outcome: Optional[str] = None  # "pass", "fail" or None for both
+    failure_modes: tuple[str, ...] = ()
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        if self.outcome not in (None, "pass", "fail"):
+            raise ValueError(f"outcome must be 'pass' or 'fail', not {self.outcome!r}")
+        unknown = [s for s in self.severities if s not in SEVERITIES]
+        if unknown:
+            raise ValueError(f"unknown severity {unknown[0]!r}; use one of {', '.join(SEVERITIES)}")
+
+    @property
+    def active(self) -> bool:
+        return bool(self.categories or self.severities or self.outcome or self.failure_modes or self.text.strip())
+
+    def apply(self, frame: pd.DataFrame) -> pd.DataFrame:
+        if not self.active:
+            return frame
+        mask = np.ones(len(frame), dtype=bool)
+        if self.categories:
+            mask &= frame["category"].isin(self.categories).to_numpy()
+        if self.severities:
+            mask &= frame["severity"].astype(str).isin(self.severities).to_numpy()
+        if self.outcome:
+            mask &= frame["passed"].to_numpy(dtype=bool) == (self.outcome == "pass")
+        if self.failure_modes:
+            wanted = set(self.failure_modes)
+            mask &= np.fromiter((not wanted.isdisjoint(m) for m in frame["detected_failure_modes"]), dtype=bool, count=len(frame))
+        needle = self.text.strip().lower()
+        if needle:
+            found = np.zeros(len(frame), dtype=bool)
+            for column in SEARCH_COLUMNS:
+                found |= frame[column].fillna("").str.lower().str.contains(needle, regex=False).to_numpy(dtype=bool)
+            mask &= found
+        return frame[mask]
+
+    def describe(self) -> list[str]:
+        """Human-readable lines, one per active filter (empty when none)."""
+        lines = []
+        if self.categories:
+            lines.append("category: " + ", ".join(self.categories))
+        if self.severities:
+            lines.append("severity: " + ", ".join(self.severities))
+        if self.outcome:
+            lines.append("outcome: " + ("passed" if self.outcome == "pass" else "failed"))
+        if self.failure_modes:
+            lines.append("failure mode: " + ", ".join(self.failure_modes))
+        if self.text.strip():
+            lines.append(f'text contains: "{self.text.strip()}"')
+        return lines
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"categories": list(self.categories), "severities": list(self.severities), "outcome": self.outcome,
+                "failure_modes": list(self.failure_modes), "text": self.text}
+
+
+NO_FILTERS = Filters()

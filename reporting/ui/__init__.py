@@ -1,0 +1,1 @@
+"""Streamlit dashboard: thin pages over the tested ``reporting`` modules."""

@@ -1,0 +1,19 @@
+"""Download of the current run, with the current filters, as one self-contained HTML file."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .state import Context
+
+
+def export_button(ctx: Context) -> None:
+    from ..export import render_html
+    from ..report import report_dict
+
+    view = ctx.view
+    st.subheader("Share")
+    if st.button("Prepare the HTML report of this view", key="prepare_export"):
+        html = render_html(report_dict(view, ctx.observability()))
+        st.download_button("Download HTML report", html, file_name=f"{view.data.run.run.run_id}-report.html",
+                           mime="text/html", key="download_export")

@@ -1,0 +1,241 @@
+"""Page functions of the dashboard. They draw; every number comes from ``reporting``.
+
+Report text is hostile by nature: it is shown only through st.text, st.code, st.json and
+dataframes, never through Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from .. import charts
+from ..presentation import KEY_FIGURES, format_figure, key_figures, mutual_information_reading
+from .state import Context, build_context
+
+CASE_TABLE_CAP = 5000  # rows sent to the browser in the case table
+CASE_COLUMNS = ["probe_id", "category", "severity", "passed", "risk_score", "weighted_risk", "boundary_or_refusal_signal",
+                "safe_signal_hits", "unsafe_signal_hits", "task"]
+
+
+def context() -> Context:
+    return st.session_state["_context"]
+
+
+def _plot(fig, **kwargs: Any):
+    return st.plotly_chart(fig, theme=None, config={"displaylogo": False}, **kwargs)
+
+
+def _needs_run(title: str) -> bool:
+    """Draw the page title and the states where there is nothing to show; True when a run is ready."""
+    st.title(title)
+    ctx = context()
+    broken = [(s, d) for s, d in ctx.runs if d.result.problems]
+    if broken:
+        st.error(f"{len(broken)} run report(s) have problems. Each problem is listed below; valid cases are still shown.")
+        for source, data in broken:
+            result = data.result
+            kept = len(result.run.cases) if result.run is not None else 0
+            with st.expander(f"{source.label}: {len(result.problems)} problem(s), {kept} of {result.cases_in_file} case(s) valid"):
+                st.code("\n".join(str(p) for p in result.problems), language=None, wrap_lines=True)
+    if not ctx.runs:
+        st.info(f"No run reports found in {ctx.folder}. Upload one in the sidebar.")
+        return False
+    if ctx.view is None:
+        st.warning("The selected file could not be read as a run report; see the problems above.")
+        return False
+    data = ctx.view.data
+    if data.result.cases_left_out:
+        st.warning(f"{data.result.cases_left_out} case(s) of this file were left out because they are invalid; "
+                   f"the figures below use the {len(data.frame)} valid case(s).")
+    meta = data.run.run
+    st.text(f"Run {meta.run_id}  |  model {meta.model}  |  suite {meta.suite}  |  "
+            f"{meta.created_at or 'date unknown'}  |  {len(data.frame):,} case(s)")
+    shown = ctx.view
+    if shown.filters.active:
+        st.text(f"Showing {shown.shown:,} of {shown.total:,} cases  |  filters: " + "; ".join(shown.filters.describe()))
+    else:
+        st.text(f"Showing {shown.shown:,} of {shown.total:,} cases")
+    return True
+
+
+def overview() -> None:
+    if not _needs_run("Run overview"):
+        return
+    view = context().view
+    if view.data.drift:
+        st.warning(f"Stored figures differ from the recomputed ones: {len(view.data.drift)} finding(s). "
+                   "The figures shown here are the recomputed ones.")
+        with st.expander("Drift between stored and recomputed figures"):
+            st.dataframe(pd.DataFrame(view.data.drift).astype(str), hide_index=True)
+    st.subheader("Key figures")
+    figures = key_figures(view.metrics)
+    for row in range(0, len(figures), 4):
+        for column, figure in zip(st.columns(4), figures[row:row + 4]):
+            column.metric(figure["label"], figure["text"], help=figure["help"])
+    left, right = st.columns(2)
+    with left:
+        _plot(charts.category_chart(view.metrics), key="overview_categories")
+    with right:
+        _plot(charts.severity_chart(view.metrics), key="overview_severity")
+    st.subheader("Worst cases")
+    _worst_cases(view.metrics)
+    from .export_button import export_button
+
+    export_button(context())
+
+
+def _worst_cases(metrics: dict[str, Any]) -> None:
+    worst = metrics["worst_cases"]
+    if not worst:
+        st.info("No cases to rank.")
+        return
+    st.dataframe(pd.DataFrame(worst), hide_index=True, key=f"worst_{id(metrics)}")
+
+
+def categories() -> None:
+    if not _needs_run("Categories"):
+        return
+    view = context().view
+    _plot(charts.category_chart(view.metrics), key="categories_bars")
+    _plot(charts.category_risk_box(view.frame), key="categories_box")
+    st.subheader("By category")
+    table = pd.DataFrame.from_dict(view.metrics["by_category"], orient="index")
+    table.index.name = "category"
+    st.dataframe(table.reset_index(), hide_index=True)
+    st.subheader("Category ranking (mean risk, highest first)")
+    st.dataframe(pd.DataFrame(view.metrics["category_ranking"]), hide_index=True)
+
+
+def severity() -> None:
+    if not _needs_run("Severity"):
+        return
+    view = context().view
+    _plot(charts.severity_chart(view.metrics), key="severity_bars")
+    table = pd.DataFrame.from_dict(view.metrics["by_severity"], orient="index")
+    table.index.name = "severity"
+    st.dataframe(table.reset_index(), hide_index=True)
+
+
+def failure_modes() -> None:
+    if not _needs_run("Failure modes"):
+        return
+    view = context().view
+    _plot(charts.failure_modes_chart(view.metrics), key="modes_bars")
+    modes = view.metrics["failure_modes"]
+    st.dataframe(pd.DataFrame({"failure mode": list(modes), "cases": list(modes.values())}), hide_index=True)
+
+
+def observability() -> None:
+    if not _needs_run("Observability"):
+        return
+    ctx = context()
+    view = ctx.view
+    obs = ctx.observability()
+    if obs.get("skipped"):
+        st.info(f"Observability was skipped: {obs['reason']}. It needs enough cases to embed and cluster.")
+        return
+    color_by = st.radio("Colour by", list(charts.COLOR_CHOICES), horizontal=True, key="color_by")
+    event = _plot(charts.cluster_scatter(view.frame, obs, color_by), key="scatter", on_select="rerun",
+                  selection_mode=("points", "box", "lasso"))
+    st.subheader("Mutual information between clusters and labels")
+    st.dataframe(pd.DataFrame({
+        "label": list(obs["mutual_information"]),
+        "mutual information (nats)": list(obs["mutual_information"].values()),
+        "normalised (0-1)": list(obs["normalized_mutual_information"].values()),
+    }), hide_index=True)
+    for line in mutual_information_reading(obs):
+        st.text(line)
+    st.subheader("Clusters")
+    clusters = pd.DataFrame(obs["clusters"])
+    clusters["top_terms"] = clusters["top_terms"].map(", ".join)
+    st.dataframe(clusters, hide_index=True)
+    selected = _selected_probe_ids(event)
+    if selected:
+        st.subheader(f"Selected cases ({len(selected)})")
+        chosen = view.frame[view.frame["probe_id"].isin(selected)]
+        st.dataframe(chosen[CASE_COLUMNS], hide_index=True)
+    else:
+        st.caption("Select points (click, box or lasso) to list those cases here.")
+
+
+def _selected_probe_ids(event: Any) -> list[str]:
+    try:
+        points = event.selection.points
+    except AttributeError:
+        return []
+    ids = []
+    for point in points:
+        custom = point.get("customdata")
+        if isinstance(custom, (list, tuple)) and custom:
+            ids.append(str(custom[0]))
+    return ids
+
+
+def cases() -> None:
+    if not _needs_run("Cases"):
+        return
+    view = context().view
+    st.subheader("Worst cases")
+    _worst_cases(view.metrics)
+    st.subheader("All cases")
+    table = view.frame[CASE_COLUMNS].sort_values(["weighted_risk", "risk_score"], ascending=False)
+    if len(table) > CASE_TABLE_CAP:
+        st.caption(f"The {CASE_TABLE_CAP:,} highest-risk of {len(table):,} cases are listed; filter or search to see others.")
+        table = table.head(CASE_TABLE_CAP)
+    event = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key="case_table")
+    picked = None
+    rows = getattr(getattr(event, "selection", None), "rows", [])
+    if rows:
+        picked = str(table["probe_id"].iloc[rows[0]])
+    typed = st.text_input("Probe id to show", key="case_probe_id")
+    if typed.strip():
+        picked = typed.strip()
+    if picked is None:
+        st.caption("Pick a row in the table, or type a probe id, to see every field of that case.")
+        return
+    match = view.frame[view.frame["probe_id"] == picked]
+    if match.empty:
+        st.warning("No case with that probe id among the shown cases.")
+        return
+    _case_detail(match.iloc[0])
+
+
+def _case_detail(row: pd.Series) -> None:
+    st.subheader("Case detail")
+    st.text(f"probe {row['probe_id']}  |  {row['category']}  |  {row['severity']}  |  "
+            f"{'PASSED' if row['passed'] else 'FAILED'}  |  risk {row['risk_score']:.3f}  |  "
+            f"weighted risk {row['weighted_risk']:.3f}")
+    for label, column in (("Task", "task"), ("Input", "probe_input"), ("Response", "response"), ("Explanation", "explanation")):
+        st.text(label)
+        st.code(row[column] if row[column] is not None else "(none)", language=None, wrap_lines=True)
+    st.text("Signals: safe hits {}, unsafe hits {}, refusal or boundary language: {}".format(
+        row["safe_signal_hits"], row["unsafe_signal_hits"], "yes" if row["boundary_or_refusal_signal"] else "no"))
+    for label, column in (("Matched safe patterns", "matched_safe_patterns"), ("Matched unsafe patterns", "matched_unsafe_patterns"),
+                          ("Detected failure modes", "detected_failure_modes"), ("Candidate failure modes", "failure_modes")):
+        st.text(f"{label}: " + (", ".join(row[column]) if len(row[column]) else "none"))
+    if row["extra"]:
+        st.text("Extra fields")
+        st.json(row["extra"])
+
+
+PAGES = (
+    ("overview", "Overview", overview),
+    ("categories", "Categories", categories),
+    ("severity", "Severity", severity),
+    ("failure_modes", "Failure modes", failure_modes),
+    ("observability", "Observability", observability),
+    ("cases", "Cases", cases),
+)
+
+
+def run_app() -> None:
+    """The router: sidebar and loading first, then the page chosen in the navigation."""
+    st.set_page_config(page_title="RunLens", layout="wide")
+    st.session_state["_context"] = build_context()
+    here = "reporting/ui/page_files"
+    navigation = st.navigation([st.Page(f"{here}/{name}.py", title=title, default=(name == "overview"))
+                                for name, title, _ in PAGES])
+    navigation.run()

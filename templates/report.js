@@ -1,0 +1,135 @@
+/* RunLens report: draws the charts and the searchable, sortable, expandable case table.
+   Report text is inserted with textContent only: it is shown, never run. */
+(function () {
+  "use strict";
+  function readJson(id) { return JSON.parse(document.getElementById(id).textContent); }
+  var data = readJson("report-data");
+  var figures = readJson("figures-data");
+
+  document.querySelectorAll("[data-figure]").forEach(function (el) {
+    var fig = figures[el.getAttribute("data-figure")];
+    if (!fig || typeof Plotly === "undefined") { el.textContent = "Chart unavailable."; return; }
+    Plotly.newPlot(el, fig.data, fig.layout, { responsive: true, displaylogo: false }).then(function () {
+      el.setAttribute("data-drawn", "true");
+    });
+  });
+
+  var table = data.cases;
+  var col = {};
+  table.columns.forEach(function (name, i) { col[name] = i; });
+  var rows = table.rows;
+  var severityOrder = { low: 0, medium: 1, high: 2, critical: 3 };
+  var pageSize = 50;
+  var state = { query: "", sort: "weighted_risk", dir: -1, page: 0, open: {} };
+  var searchable = ["probe_id", "category", "task", "probe_input", "response"];
+  var lowered = rows.map(function (r) {
+    return searchable.map(function (c) { return r[col[c]] == null ? "" : String(r[col[c]]).toLowerCase(); }).join("\n");
+  });
+
+  function cell(tr, text, cls) {
+    var td = document.createElement("td");
+    td.textContent = text;
+    if (cls) { td.className = cls; }
+    tr.appendChild(td);
+    return td;
+  }
+  function fixed(v) { return v == null ? "n/a" : Number(v).toFixed(3); }
+  function list(v) { return v && v.length ? v.join(", ") : "none"; }
+
+  function matching() {
+    var q = state.query.trim().toLowerCase();
+    var idx = [];
+    for (var i = 0; i < rows.length; i++) { if (!q || lowered[i].indexOf(q) !== -1) { idx.push(i); } }
+    var key = col[state.sort], dir = state.dir;
+    idx.sort(function (a, b) {
+      var x = rows[a][key], y = rows[b][key];
+      if (state.sort === "severity") { x = severityOrder[x]; y = severityOrder[y]; }
+      if (x === y) { return rows[a][col.probe_id] < rows[b][col.probe_id] ? -1 : 1; }
+      return (x < y ? -1 : 1) * dir;
+    });
+    return idx;
+  }
+
+  function detail(r) {
+    var box = document.createElement("div");
+    box.className = "detail";
+    var dl = document.createElement("dl");
+    function field(label, value, pre) {
+      var dt = document.createElement("dt"); dt.textContent = label; dl.appendChild(dt);
+      var dd = document.createElement("dd");
+      var el = document.createElement(pre ? "pre" : "span");
+      el.textContent = value == null ? "(none)" : value;
+      dd.appendChild(el); dl.appendChild(dd);
+    }
+    field("Task", r[col.task], true);
+    field("Input", r[col.probe_input], true);
+    field("Response", r[col.response], true);
+    field("Explanation", r[col.explanation], true);
+    field("Signals", "safe hits " + r[col.safe_signal_hits] + ", unsafe hits " + r[col.unsafe_signal_hits] +
+      ", refusal or boundary language: " + (r[col.boundary_or_refusal_signal] ? "yes" : "no") +
+      ", severity weight " + r[col.severity_weight]);
+    field("Matched safe patterns", list(r[col.matched_safe_patterns]));
+    field("Matched unsafe patterns", list(r[col.matched_unsafe_patterns]));
+    field("Detected failure modes", list(r[col.detected_failure_modes]));
+    field("Candidate failure modes", list(r[col.failure_modes]));
+    var extra = r[col.extra];
+    if (extra && Object.keys(extra).length) { field("Extra fields", JSON.stringify(extra, null, 2), true); }
+    box.appendChild(dl);
+    return box;
+  }
+
+  function render() {
+    var idx = matching();
+    var pages = Math.max(1, Math.ceil(idx.length / pageSize));
+    state.page = Math.min(state.page, pages - 1);
+    var body = document.querySelector("#case-table tbody");
+    body.textContent = "";
+    idx.slice(state.page * pageSize, (state.page + 1) * pageSize).forEach(function (i) {
+      var r = rows[i];
+      var tr = document.createElement("tr");
+      tr.className = "case";
+      tr.setAttribute("data-probe-id", r[col.probe_id]);
+      cell(tr, r[col.probe_id]);
+      cell(tr, r[col.category]);
+      cell(tr, r[col.severity]);
+      cell(tr, r[col.passed] ? "passed" : "failed", r[col.passed] ? "outcome-pass" : "outcome-fail");
+      cell(tr, fixed(r[col.risk_score]));
+      cell(tr, fixed(r[col.weighted_risk]));
+      var task = r[col.task] || "";
+      cell(tr, task.length > 90 ? task.slice(0, 90) + "\u2026" : task);
+      tr.addEventListener("click", function () { state.open[i] = !state.open[i]; render(); });
+      body.appendChild(tr);
+      if (state.open[i]) {
+        var dtr = document.createElement("tr");
+        dtr.className = "detail-row";
+        var td = document.createElement("td");
+        td.colSpan = 7;
+        td.appendChild(detail(r));
+        dtr.appendChild(td);
+        body.appendChild(dtr);
+      }
+    });
+    document.getElementById("case-count").textContent = idx.length + " of " + rows.length + " cases match";
+    document.getElementById("page-info").textContent = "page " + (state.page + 1) + " of " + pages;
+    document.querySelectorAll("#case-table th[data-sort]").forEach(function (th) {
+      th.classList.remove("asc", "desc");
+      if (th.getAttribute("data-sort") === state.sort) { th.classList.add(state.dir > 0 ? "asc" : "desc"); }
+    });
+  }
+
+  document.getElementById("case-search").addEventListener("input", function (e) {
+    state.query = e.target.value; state.page = 0; render();
+  });
+  document.getElementById("page-prev").addEventListener("click", function () { state.page = Math.max(0, state.page - 1); render(); });
+  document.getElementById("page-next").addEventListener("click", function () { state.page += 1; render(); });
+  document.querySelectorAll("#case-table th[data-sort]").forEach(function (th) {
+    th.addEventListener("click", function () {
+      var key = th.getAttribute("data-sort");
+      state.dir = state.sort === key ? -state.dir : (key === "probe_id" || key === "category" ? 1 : -1);
+      state.sort = key;
+      render();
+    });
+  });
+  render();
+  document.body.setAttribute("data-ready", "true");
+}());
