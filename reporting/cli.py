@@ -7,11 +7,13 @@ import sys
 from typing import Callable, Optional, Sequence
 
 from . import __version__
-from .jsonio import dumps, write_atomic
+from .jsonio import dumps
 from .loader import load_run
 from .observability import DEFAULT_MIN_CASES
+from .filters import Filters
+from .jsonio import write_atomic
 from .report import build_report
-from .schema import json_schema
+from .schema import SEVERITIES, json_schema
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -43,20 +45,76 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return status
 
 
-def cmd_recompute(args: argparse.Namespace) -> int:
-    result = load_run(args.run)
+def _filters(args: argparse.Namespace) -> Filters:
+    try:
+        return Filters(tuple(args.category or ()), tuple(s.lower() for s in args.severity or ()), args.outcome,
+                       tuple(args.failure_mode or ()), args.search or "")
+    except ValueError as exc:
+        raise BadInput(f"filters: {exc}") from None
+
+
+def _load_valid(path: str):
+    result = load_run(path)
     if not result.ok:
         raise BadInput(*[str(p) for p in result.problems])
-    report = build_report(result.run, min_cases=args.min_cases, seed=args.seed)
+    return result.run
+
+
+def cmd_recompute(args: argparse.Namespace) -> int:
+    run = _load_valid(args.run)
+    report = build_report(run, filters=_filters(args), min_cases=args.min_cases, seed=args.seed)
     text = dumps(report)
     if args.output:
-        if args.output == args.run:
-            raise BadInput(f"{args.output}: refusing to overwrite the input report; choose another -o path")
+        _refuse_overwriting_input(args.output, args.run)
         write_atomic(args.output, text + "\n")
         _err(f"wrote {args.output}: {len(report['cases'])} case(s), {len(report['drift'])} drift finding(s)")
     else:
         _out(text)
     return EXIT_OK
+
+
+def _refuse_overwriting_input(output: str, source: str) -> None:
+    import os
+
+    same = os.path.abspath(output) == os.path.abspath(source)
+    if not same and os.path.exists(output) and os.path.exists(source):
+        same = os.path.samefile(output, source)
+    if same:
+        raise BadInput(f"{output}: refusing to overwrite the input report; choose another -o path")
+
+
+def default_html_path(source: str) -> str:
+    import os
+
+    root, ext = os.path.splitext(source)
+    return (root if ext.lower() in (".json", ".jsonl", ".ndjson") else source) + ".report.html"
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import generated_at, render_html
+
+    run = _load_valid(args.run)
+    try:
+        stamp = generated_at(args.timestamp)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise BadInput(f"--timestamp / SOURCE_DATE_EPOCH: not a time stamp ({exc})") from None
+    output = args.output or default_html_path(args.run)
+    _refuse_overwriting_input(output, args.run)
+    filters = _filters(args)
+    report = build_report(run, filters=filters, min_cases=args.min_cases, seed=args.seed)
+    html = render_html(report, title=args.title, timestamp=stamp)
+    write_atomic(output, html)
+    shown = report["filters"]["cases_shown"]
+    _err(f"wrote {output}: {shown} of {len(run.cases)} case(s), {len(html) / 1e6:.1f} MB")
+    return EXIT_OK
+
+
+def _add_filter_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--category", action="append", metavar="C", help="keep this category (repeatable)")
+    p.add_argument("--severity", action="append", metavar="S", help=f"keep this severity: {', '.join(SEVERITIES)} (repeatable)")
+    p.add_argument("--outcome", choices=("pass", "fail"), help="keep passed or failed cases only")
+    p.add_argument("--failure-mode", action="append", metavar="M", help="keep cases with this detected failure mode (repeatable)")
+    p.add_argument("--search", metavar="TEXT", help="keep cases whose task, input or response contains TEXT")
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -81,7 +139,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT", help="write here atomically instead of standard output")
     p.add_argument("--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the embedding and clustering (default 0)")
+    _add_filter_options(p)
     p.set_defaults(func=cmd_recompute)
+
+    p = verbs.add_parser("export", help="write one self-contained, offline HTML report of a run")
+    p.add_argument("run", metavar="RUN.json")
+    p.add_argument("-o", "--output", metavar="OUT.html", help="default: RUN.report.html next to the input")
+    p.add_argument("--title", metavar="TEXT", help="title of the report")
+    p.add_argument("--timestamp", metavar="WHEN", help="the 'generated' time (ISO 8601 or epoch seconds); default $SOURCE_DATE_EPOCH or now")
+    p.add_argument("--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the embedding and clustering (default 0)")
+    _add_filter_options(p)
+    p.set_defaults(func=cmd_export)
 
     p = verbs.add_parser("schema", help="print the JSON Schema of the run-report format")
     p.set_defaults(func=cmd_schema)
