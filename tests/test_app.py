@@ -1,0 +1,184 @@
+"""The dashboard through Streamlit's AppTest: every page, filters, broken files, hostile text."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import reporting
+from payloads import PAYLOADS, hostile_run
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ["overview", "categories", "severity", "failure_modes", "observability", "cases"]
+
+
+def app(folder: Path, monkeypatch) -> AppTest:
+    monkeypatch.setenv("REPORTING_RUNS_DIR", str(folder))
+    monkeypatch.chdir(ROOT)
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+
+
+def page(at: AppTest, name: str) -> AppTest:
+    return at.switch_page(f"reporting/ui/page_files/{name}.py").run()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def texts(at: AppTest) -> list[str]:
+    return [t.value for t in at.text]
+
+
+@pytest.fixture
+def samples(tmp_path):
+    folder = tmp_path / "runs"
+    shutil.copytree(ROOT / "sample_runs", folder, ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
+    return folder
+
+
+def test_every_page_runs_on_the_sample_runs(samples, monkeypatch):
+    at = app(samples, monkeypatch).run()
+    assert not at.exception
+    for run_label in at.sidebar.selectbox(key="run_choice").options:
+        at.sidebar.selectbox(key="run_choice").set_value(run_label).run()
+        for name in PAGES:
+            page(at, name)
+            assert not at.exception, (run_label, name, at.exception)
+            assert any(t.startswith("Showing ") for t in texts(at))
+
+
+def test_overview_numbers_are_the_recomputed_ones_and_follow_filters(samples, monkeypatch):
+    at = app(samples, monkeypatch).run()
+    label = at.sidebar.selectbox(key="run_choice").value
+    run = reporting.read_run(samples / label)
+    full = reporting.aggregate_metrics(run)
+    shown = metrics(at)
+    assert shown["Pass rate"] == f"{full['overall']['pass_rate'] * 100:.1f}%"
+    assert shown["Resilience index"] == f"{full['indices']['resilience_index']:.3f}"
+    assert f"Showing {len(run.cases)} of {len(run.cases)} cases" in texts(at)
+
+    severity = next(w for w in at.sidebar.multiselect if w.label == "Severity")
+    severity.set_value(["critical"]).run()
+    frame = reporting.cases_frame(run)
+    critical = reporting.aggregate_metrics(frame[frame["severity"] == "critical"])
+    shown = metrics(at)
+    assert shown["Pass rate"] == f"{critical['overall']['pass_rate'] * 100:.1f}%"
+    assert shown["Pass rate"] != f"{full['overall']['pass_rate'] * 100:.1f}%"
+    n = critical["counts"]["probes_evaluated"]
+    assert any(t.startswith(f"Showing {n} of {len(run.cases)} cases  |  filters: severity: critical") for t in texts(at))
+
+    next(w for w in at.sidebar.radio if w.label == "Outcome").set_value("fail").run()
+    assert metrics(at)["Pass rate"] == "0.0%"
+    page(at, "severity")
+    table = at.dataframe[0].value
+    assert table.set_index("severity").loc["critical", "failed"] == critical["by_severity"]["critical"]["failed"]
+    assert table.set_index("severity").loc["low", "n"] == 0
+
+    at.sidebar.text_input[0].set_value("transfer").run()
+    matching = frame[(frame["severity"] == "critical") & ~frame["passed"]
+                     & frame[["task", "probe_input", "response"]].apply(lambda c: c.str.lower().str.contains("transfer")).any(axis=1)]
+    assert any(t.startswith(f"Showing {len(matching)} of") for t in texts(at))
+
+
+def test_categories_and_failure_modes_tables_match_metrics(samples, monkeypatch):
+    at = app(samples, monkeypatch).run()
+    label = at.sidebar.selectbox(key="run_choice").value
+    m = reporting.aggregate_metrics(reporting.read_run(samples / label))
+    page(at, "categories")
+    table = at.dataframe[0].value.set_index("category")
+    for name, stats in m["by_category"].items():
+        assert table.loc[name, "n"] == stats["n"]
+        assert table.loc[name, "pass_rate"] == pytest.approx(stats["pass_rate"])
+    ranking = at.dataframe[1].value
+    assert list(ranking["category"]) == [r["category"] for r in m["category_ranking"]]
+    page(at, "failure_modes")
+    modes = at.dataframe[0].value
+    assert list(modes["failure mode"]) == list(m["failure_modes"]) and list(modes["cases"]) == list(m["failure_modes"].values())
+
+
+def test_observability_page_shows_mi_and_clusters(samples, monkeypatch):
+    at = app(samples, monkeypatch).run()
+    label = at.sidebar.selectbox(key="run_choice").value
+    obs = reporting.observability(reporting.read_run(samples / label))
+    page(at, "observability")
+    mi = at.dataframe[0].value.set_index("label")
+    assert mi.loc["category", "mutual information (nats)"] == pytest.approx(obs["mutual_information"]["category"])
+    assert any("follow the threat category" in t for t in texts(at))
+    assert len(at.dataframe[1].value) == obs["n_clusters"]
+    at.radio(key="color_by").set_value("severity").run()
+    assert not at.exception
+
+
+def test_case_detail_shows_every_field(samples, monkeypatch):
+    at = app(samples, monkeypatch).run()
+    label = at.sidebar.selectbox(key="run_choice").value
+    case = reporting.read_run(samples / label).cases[5]
+    page(at, "cases")
+    at.text_input(key="case_probe_id").set_value(case.probe_id).run()
+    codes = [c.value for c in at.code]
+    assert case.task in codes and case.probe_input in codes and case.response in codes and case.explanation in codes
+    assert any(t.startswith(f"probe {case.probe_id}") for t in texts(at))
+
+
+def test_broken_file_is_reported_and_good_runs_still_load(samples, monkeypatch):
+    (samples / "broken.json").write_text('{"cases": [{"probe_id": "a", "category": "c", "severity": "urgent", '
+                                         '"passed": true, "risk_score": 0.1}, {"probe_id": "b", "category": "c", '
+                                         '"severity": "low", "passed": true, "risk_score": 0.2}]}')
+    (samples / "truncated.json").write_text('{"cases": [')
+    at = app(samples, monkeypatch).run()
+    assert not at.exception
+    assert at.error and "2 run report(s) have problems" in at.error[0].value
+    problems = "\n".join(c.value for c in at.code)
+    assert 'broken.json: cases[0].severity: must be one of low, medium, high, critical (got "urgent")' in problems
+    assert "truncated.json: $: truncated JSON" in problems
+    assert metrics(at)["Pass rate"]  # the good run selected first still shows its figures
+    at.sidebar.selectbox(key="run_choice").set_value("broken.json").run()
+    assert any("1 case(s) of this file were left out" in w.value for w in at.warning)
+    assert "Showing 1 of 1 cases" in texts(at)
+    at.sidebar.selectbox(key="run_choice").set_value("truncated.json").run()
+    assert any("could not be read" in w.value for w in at.warning) and not at.metric
+
+
+def test_empty_and_tiny_runs_render_with_explanations(tmp_path, monkeypatch):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "empty.json").write_text('{"run": {"run_id": "empty"}, "cases": []}')
+    (folder / "tiny.json").write_text(json.dumps([{"probe_id": f"p{i}", "category": "c", "severity": "low",
+                                                   "passed": True, "risk_score": 0.1} for i in range(3)]))
+    at = app(folder, monkeypatch).run()
+    assert at.sidebar.selectbox(key="run_choice").value == "empty.json"
+    assert metrics(at)["Pass rate"] == "n/a" and "Showing 0 of 0 cases" in texts(at)
+    assert any("No cases to rank" in i.value for i in at.info)
+    for name in PAGES:
+        page(at, name)
+        assert not at.exception
+    page(at, "observability")
+    assert any("skipped: 0 case(s)" in i.value for i in at.info)
+    at.sidebar.selectbox(key="run_choice").set_value("tiny.json").run()
+    assert any("needs at least 5" in i.value for i in at.info)
+
+
+def test_no_runs_folder_says_so(tmp_path, monkeypatch):
+    at = app(tmp_path / "nothing", monkeypatch).run()
+    assert not at.exception and any("No run reports found" in i.value for i in at.info)
+
+
+def test_hostile_text_is_shown_as_text_never_markdown(tmp_path, monkeypatch):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "hostile.json").write_text(json.dumps(hostile_run()))
+    at = app(folder, monkeypatch).run()
+    for name in PAGES:
+        page(at, name)
+        assert not at.exception
+        rendered = [m.value for m in at.markdown] + [e.value for e in at.error] + [w.value for w in at.warning] \
+            + [i.value for i in at.info] + [c.value for c in at.caption]
+        for payload in PAYLOADS:
+            assert not any(payload in r for r in rendered), (name, payload)
+    page(at, "cases")
+    at.text_input(key="case_probe_id").set_value(f"{PAYLOADS[0]} #0").run()
+    assert PAYLOADS[0] in [c.value for c in at.code]
+    assert any(PAYLOADS[0] in t for t in texts(at))
