@@ -21,6 +21,7 @@ from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
 from . import __version__, charts
+from ._gc import gc_paused
 from .presentation import METHODOLOGY, fmt_number, fmt_percent, key_figures, mutual_information_reading
 from .resources import templates_dir
 from .schema import SEVERITIES
@@ -33,6 +34,7 @@ CASE_COLUMNS = ("probe_id", "category", "severity", "passed", "risk_score", "wei
                 "safe_signal_hits", "unsafe_signal_hits", "boundary_or_refusal_signal", "matched_safe_patterns",
                 "matched_unsafe_patterns", "detected_failure_modes", "failure_modes", *TEXT_FIELDS, "extra")
 _KNOWN = set(CASE_COLUMNS) - {"extra"}
+_FLOAT_COLUMNS = {"risk_score", "weighted_risk", "severity_weight"}
 
 
 def text_cap(n_cases: int) -> int:
@@ -76,21 +78,21 @@ def _cap(text: Optional[str], cap: int) -> Optional[str]:
 def case_table(cases: list[dict[str, Any]]) -> dict[str, Any]:
     """Cases in column form (no key repeated per case), long texts capped as documented."""
     cap = text_cap(len(cases))
-    rows = []
+    columns: list[list[Any]] = []
     truncated = 0
-    for case in cases:
-        row = []
-        for column in CASE_COLUMNS:
-            if column == "extra":
-                row.append({k: v for k, v in case.items() if k not in _KNOWN})
-            elif column in TEXT_FIELDS:
-                value = case.get(column)
-                capped = _cap(value, cap)
-                truncated += capped is not value and value is not None
-                row.append(capped)
-            else:
-                row.append(_round(case.get(column)))
-        rows.append(row)
+    for name in CASE_COLUMNS:
+        if name == "extra":
+            values = [{k: v for k, v in case.items() if k not in _KNOWN} for case in cases]
+        elif name in TEXT_FIELDS:
+            raw = [case.get(name) for case in cases]
+            values = [_cap(v, cap) for v in raw]
+            truncated += sum(1 for a, b in zip(raw, values) if a is not b)
+        elif name in _FLOAT_COLUMNS:
+            values = [_round(case.get(name)) for case in cases]
+        else:
+            values = [case.get(name) for case in cases]
+        columns.append(values)
+    rows = [list(row) for row in zip(*columns)] if cases else []
     return {"columns": list(CASE_COLUMNS), "rows": rows, "text_cap": cap, "texts_truncated": int(truncated)}
 
 
@@ -102,10 +104,11 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
     if obs.get("skipped"):
         data["observability"] = obs
     else:
+        # Rows line up with the case table's rows, so the probe id is not repeated here.
         points = obs["cases"]
         data["observability"] = {**{k: v for k, v in obs.items() if k != "cases"},
-                                 "cases": {"columns": ["probe_id", "cluster_id", "scatter_x", "scatter_y"],
-                                           "rows": [[p["probe_id"], p["cluster_id"], p["scatter_x"], p["scatter_y"]] for p in points]}}
+                                 "cases": {"columns": ["cluster_id", "scatter_x", "scatter_y"], "aligned_with": "cases.rows",
+                                           "rows": [[p["cluster_id"], p["scatter_x"], p["scatter_y"]] for p in points]}}
     return data
 
 
@@ -141,6 +144,11 @@ def generated_at(timestamp: Optional[str] = None) -> str:
 
 def render_html(report: dict[str, Any], *, title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
     """The self-contained HTML report of a recomputed report (``build_report`` / ``report_dict``)."""
+    with gc_paused():
+        return _render_html(report, title, timestamp)
+
+
+def _render_html(report: dict[str, Any], title: Optional[str], timestamp: Optional[str]) -> str:
     metrics = report["aggregate_metrics"]
     obs = report["observability"]
     run = report["run"]

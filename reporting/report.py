@@ -12,6 +12,7 @@ from typing import Any, Optional, Union
 import pandas as pd
 
 from . import __version__
+from ._gc import gc_paused
 from .loader import LoadResult
 from .filters import NO_FILTERS, Filters
 from .metrics import aggregate_metrics, cases_frame
@@ -153,7 +154,8 @@ def build_report(
     With ``filters``, every figure is recomputed from the kept cases only; drift is always
     checked on the whole run (stored figures describe the whole run).
     """
-    view = make_view(make_run_data(LoadResult(run.run.run_id, run, [], len(run.cases))), filters)
-    obs = (view_observability(view, min_cases, seed) if with_observability
-           else {"skipped": True, "reason": "observability was not requested"})
-    return report_dict(view, obs)
+    with gc_paused():
+        view = make_view(make_run_data(LoadResult(run.run.run_id, run, [], len(run.cases))), filters)
+        obs = (view_observability(view, min_cases, seed) if with_observability
+               else {"skipped": True, "reason": "observability was not requested"})
+        return report_dict(view, obs)

@@ -1,0 +1,107 @@
+"""Dashboard benchmark: time to draw the overview on opening the app, and the rerun after a
+filter change, measured with Streamlit's AppTest on synthetic runs of 10k and 100k cases.
+
+    python bench/bench_app.py [--sizes 10000 100000] [--repeat 3]
+
+The floor is a bare AppTest rerun of a page that draws nothing, measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+TARGETS = {10000: 0.3, 100000: 1.0}
+
+
+def run_size(n: int, repeat: int) -> dict:
+    from streamlit.testing.v1 import AppTest
+
+    from bench_core import data_file
+
+    folder = Path(tempfile.mkdtemp(prefix="runlens-bench-"))
+    os.symlink(data_file(n), folder / f"run_{n}.json")
+    os.environ["REPORTING_RUNS_DIR"] = str(folder)
+    os.chdir(ROOT)
+    start = time.perf_counter()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+    open_s = time.perf_counter() - start
+    assert not at.exception, at.exception
+    outcome = next(w for w in at.sidebar.radio if w.label == "Outcome")
+    severity = next(w for w in at.sidebar.multiselect if w.label == "Severity")
+    changes = []
+    for i in range(repeat):
+        for setter in (lambda: outcome.set_value("fail"), lambda: severity.set_value(["critical", "high"]),
+                       lambda: outcome.set_value("all"), lambda: severity.set_value([])):
+            setter()
+            start = time.perf_counter()
+            at.run()
+            changes.append(time.perf_counter() - start)
+            assert not at.exception
+            outcome = next(w for w in at.sidebar.radio if w.label == "Outcome")
+            severity = next(w for w in at.sidebar.multiselect if w.label == "Severity")
+    # Floor: the same AppTest machinery rerunning a script that draws one line.
+    blank = folder / "blank.py"
+    blank.write_text("import streamlit as st\nst.text('x')\n")
+    floor_at = AppTest.from_file(str(blank)).run()
+    floors = []
+    for _ in range(10):
+        start = time.perf_counter()
+        floor_at.run()
+        floors.append(time.perf_counter() - start)
+    first, again = changes[:4], changes[4:] or changes[:4]
+    return {"n": n, "open_s": open_s, "change_median_s": statistics.median(first), "change_max_s": max(first),
+            "cached_median_s": statistics.median(again), "floor_s": statistics.median(floors)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child", type=int)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run_size(args.child, args.repeat)))
+        return
+    import subprocess
+
+    rows = []
+    for n in args.sizes:
+        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--repeat", str(args.repeat)],
+                             capture_output=True, text=True, check=True)
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"{n:>7} cases  open {row['open_s']:.2f}s  filter change median {row['change_median_s']:.3f}s "
+              f"(max {row['change_max_s']:.3f}s, target {TARGETS.get(n, '-')}s)  cached {row['cached_median_s']:.3f}s  blank rerun {row['floor_s']:.4f}s", flush=True)
+    lines = [
+        "## Dashboard (`bench/bench_app.py`)",
+        "",
+        "AppTest in one process: opening the app (load, validate, recompute, draw the overview) and reruns after",
+        "filter changes (outcome and severity, set and cleared). First: the first four changes, each a filter",
+        "combination not seen before (nothing cached); cached: the same combinations again. Floor: AppTest",
+        "rerunning a one-line page.",
+        "",
+        "| cases | open s | first filter change median s | first max s | target s | cached change median s | blank rerun s |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['n']} | {r['open_s']:.2f} | {r['change_median_s']:.3f} | {r['change_max_s']:.3f} | "
+                     f"{TARGETS.get(r['n'], '-')} | {r['cached_median_s']:.3f} | {r['floor_s']:.4f} |")
+    from _results import write_section
+
+    write_section("app", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
