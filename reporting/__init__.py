@@ -2,6 +2,8 @@
 
 __version__ = "0.1.0"
 
+from .export import render_html  # noqa: E402
+from .filters import Filters  # noqa: E402
 from .loader import LoadResult, Problem, ReportError, load_run, read_run  # noqa: E402
 from .metrics import aggregate_metrics, cases_frame  # noqa: E402
 from .observability import observability  # noqa: E402
@@ -12,6 +14,7 @@ __all__ = [
     "__version__",
     "SCHEMA_VERSION",
     "Case",
+    "Filters",
     "LoadResult",
     "Problem",
     "ReportError",
@@ -24,4 +27,5 @@ __all__ = [
     "load_run",
     "observability",
     "read_run",
+    "render_html",
 ]

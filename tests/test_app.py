@@ -182,3 +182,29 @@ def test_hostile_text_is_shown_as_text_never_markdown(tmp_path, monkeypatch):
     at.text_input(key="case_probe_id").set_value(f"{PAYLOADS[0]} #0").run()
     assert PAYLOADS[0] in [c.value for c in at.code]
     assert any(PAYLOADS[0] in t for t in texts(at))
+
+
+def test_download_button_exports_the_current_view(samples, monkeypatch):
+    import re
+
+    import streamlit
+
+    captured = {}
+    original = streamlit.download_button
+
+    def spy(label, data, *args, **kwargs):
+        captured.update(label=label, data=data, file_name=kwargs.get("file_name"))
+        return original(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "download_button", spy)
+    at = app(samples, monkeypatch).run()
+    label = at.sidebar.selectbox(key="run_choice").value
+    next(w for w in at.sidebar.radio if w.label == "Outcome").set_value("fail").run()
+    at.button(key="prepare_export").click().run()
+    assert not at.exception and len(at.get("download_button")) == 1
+    run = reporting.read_run(samples / label)
+    expected = reporting.build_report(run, filters=reporting.Filters(outcome="fail"))
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', captured["data"], re.S).group(1))
+    assert data["aggregate_metrics"] == expected["aggregate_metrics"]
+    assert data["filters"]["outcome"] == "fail" and data["aggregate_metrics"]["overall"]["pass_rate"] == 0.0
+    assert captured["file_name"] == f"{run.run.run_id}-report.html"
