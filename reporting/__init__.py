@@ -8,6 +8,8 @@ from .loader import LoadResult, Problem, ReportError, load_run, read_run  # noqa
 from .metrics import aggregate_metrics, cases_frame  # noqa: E402
 from .observability import observability  # noqa: E402
 from .report import build_report  # noqa: E402
+from .scorer import evaluate_response, load_patterns  # noqa: E402
+from .scoring_run import score_run  # noqa: E402
 from .schema import SCHEMA_VERSION, Case, RunMeta, RunReport, json_schema  # noqa: E402
 
 __all__ = [
@@ -23,6 +25,9 @@ __all__ = [
     "aggregate_metrics",
     "build_report",
     "cases_frame",
+    "evaluate_response",
+    "load_patterns",
+    "score_run",
     "json_schema",
     "load_run",
     "observability",

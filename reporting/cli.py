@@ -117,6 +117,54 @@ def _add_filter_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--search", metavar="TEXT", help="keep cases whose task, input or response contains TEXT")
 
 
+def _patterns(args: argparse.Namespace):
+    from .scorer import PatternError, load_patterns
+
+    try:
+        return load_patterns(args.patterns)
+    except PatternError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from .scoring_run import pair_inputs, report_from_cases, score_cases
+
+    patterns = _patterns(args)
+    pairs, problems = pair_inputs(args.probes, args.responses)
+    if args.output in (args.probes, args.responses):
+        raise BadInput(f"{args.output}: refusing to overwrite an input; choose another -o path")
+    if problems:
+        for problem in problems:
+            _err(str(problem))
+        _err(f"scored nothing: {len(problems)} problem(s) in the inputs; {len(pairs)} probe(s) had a usable response")
+        return EXIT_BAD_INPUT
+    from datetime import datetime, timezone
+
+    meta = {"run_id": args.run_id or __import__("os").path.splitext(__import__("os").path.basename(args.output))[0],
+            "model": args.model or "unknown", "suite": args.suite or __import__("os").path.basename(args.probes),
+            "created_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+            "config": {"scorer": "reporting.scorer", "patterns": args.patterns or "built-in"}}
+    report = report_from_cases(score_cases(pairs, patterns), meta)
+    write_atomic(args.output, dumps(report) + "\n")
+    counts = report["aggregate_metrics"]["counts"]
+    _err(f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, {counts['failed']} failed")
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .scoring_run import import_jailbreakbench
+
+    patterns = _patterns(args)
+    _refuse_overwriting_input(args.output, args.file)
+    report, skipped, problems = import_jailbreakbench(args.file, patterns)
+    if problems:
+        raise BadInput(*[str(p) for p in problems])
+    write_atomic(args.output, dumps(report) + "\n")
+    counts = report["aggregate_metrics"]["counts"]
+    _err(f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {skipped} record(s) without prompt or response skipped")
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     _out(dumps(json_schema()))
     return EXIT_OK
@@ -151,6 +199,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="random seed of the embedding and clustering (default 0)")
     _add_filter_options(p)
     p.set_defaults(func=cmd_export)
+
+    p = verbs.add_parser("score", help="score model responses to probes (JSON Lines) into a run report")
+    p.add_argument("--probes", required=True, metavar="P.jsonl")
+    p.add_argument("--responses", required=True, metavar="R.jsonl")
+    p.add_argument("-o", "--output", required=True, metavar="RUN.json")
+    p.add_argument("--run-id", metavar="ID")
+    p.add_argument("--model", metavar="NAME")
+    p.add_argument("--suite", metavar="NAME")
+    p.add_argument("--patterns", metavar="FILE.yaml", help="add to or override the built-in pattern set")
+    p.set_defaults(func=cmd_score)
+
+    p = verbs.add_parser("import", help="import an external benchmark's results as a scored run")
+    p.add_argument("source", choices=["jailbreakbench"])
+    p.add_argument("file", metavar="FILE.json")
+    p.add_argument("-o", "--output", required=True, metavar="RUN.json")
+    p.add_argument("--patterns", metavar="FILE.yaml", help="add to or override the built-in pattern set")
+    p.set_defaults(func=cmd_import)
 
     p = verbs.add_parser("schema", help="print the JSON Schema of the run-report format")
     p.set_defaults(func=cmd_schema)

@@ -1,0 +1,193 @@
+"""From probes and responses (JSON Lines) to a scored run report; the JailbreakBench importer.
+
+Every problem in the inputs is reported with file and line number: a malformed line, a probe
+without a response, a response for an unknown probe, a duplicate.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+from .loader import Problem
+from .metrics import aggregate_metrics, cases_frame
+from .observability import observability
+from .schema import SEVERITIES, RunMeta, RunReport
+from .scorer import PatternSet, builtin_patterns, evaluate_response
+from .loader import read_run
+
+PROBE_REQUIRED = ("id", "category", "severity", "task", "input")
+
+# JailbreakBench category -> severity (documented in docs/scoring.md).
+JBB_SEVERITY = {
+    "Physical harm": "critical",
+    "Malware/Hacking": "critical",
+    "Sexual/Adult content": "high",
+    "Privacy": "high",
+    "Fraud/Deception": "high",
+    "Economic harm": "high",
+    "Harassment/Discrimination": "high",
+    "Disinformation": "medium",
+    "Expert advice": "medium",
+    "Government decision-making": "medium",
+}
+
+
+def read_jsonl(path: Union[str, Path], kind: str) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
+    """(line number, object) for each good line, and a problem for each bad one."""
+    label = str(path)
+    try:
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        return [], [Problem(label, "$", f"cannot read the file: {exc.strerror or exc}")]
+    except UnicodeDecodeError as exc:
+        return [], [Problem(label, "$", f"not UTF-8 text: byte at offset {exc.start} cannot be decoded")]
+    rows, problems = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            problems.append(Problem(label, f"line {number}", f"invalid JSON: {getattr(exc, 'msg', 'nesting too deep')}"))
+            continue
+        if not isinstance(value, dict):
+            problems.append(Problem(label, f"line {number}", f"must be a {kind} object"))
+            continue
+        rows.append((number, value))
+    if not rows and not problems:
+        problems.append(Problem(label, "$", f"the file holds no {kind}s"))
+    return rows, problems
+
+
+def check_probe(label: str, number: int, probe: dict[str, Any]) -> list[Problem]:
+    problems = []
+    for key in PROBE_REQUIRED:
+        if key not in probe:
+            problems.append(Problem(label, f"line {number}.{key}", "required field is missing"))
+        elif not isinstance(probe[key], str) or not probe[key].strip():
+            problems.append(Problem(label, f"line {number}.{key}", "must be a non-empty string", probe[key]))
+    severity = probe.get("severity")
+    if isinstance(severity, str) and severity.strip().lower() not in SEVERITIES:
+        problems.append(Problem(label, f"line {number}.severity", "must be one of " + ", ".join(SEVERITIES), severity))
+    modes = probe.get("failure_modes", [])
+    if not isinstance(modes, list) or not all(isinstance(m, str) for m in modes):
+        problems.append(Problem(label, f"line {number}.failure_modes", "must be a list of strings", modes))
+    return problems
+
+
+def pair_inputs(probes_path, responses_path) -> tuple[list[tuple[dict, dict]], list[Problem]]:
+    """Match responses to probes; every left-out line is a problem."""
+    probe_rows, problems = read_jsonl(probes_path, "probe")
+    response_rows, response_problems = read_jsonl(responses_path, "response")
+    problems += response_problems
+    probes: dict[str, tuple[int, dict]] = {}
+    for number, probe in probe_rows:
+        found = check_probe(str(probes_path), number, probe)
+        if found:
+            problems += found
+            continue
+        pid = probe["id"]
+        if pid in probes:
+            problems.append(Problem(str(probes_path), f"line {number}.id", f"duplicate probe id, first on line {probes[pid][0]}", pid))
+            continue
+        probes[pid] = (number, probe)
+    responses: dict[str, tuple[int, dict]] = {}
+    for number, response in response_rows:
+        label = str(responses_path)
+        pid, text = response.get("probe_id"), response.get("response")
+        if not isinstance(pid, str):
+            problems.append(Problem(label, f"line {number}.probe_id", "required, a string", pid))
+        elif not isinstance(text, str):
+            problems.append(Problem(label, f"line {number}.response", "required, a string", text))
+        elif pid in responses:
+            problems.append(Problem(label, f"line {number}.probe_id", f"duplicate response, first on line {responses[pid][0]}", pid))
+        elif pid not in probes:
+            problems.append(Problem(label, f"line {number}.probe_id", "no probe with this id", pid))
+        else:
+            responses[pid] = (number, response)
+    pairs = []
+    for pid, (number, probe) in probes.items():
+        if pid not in responses:
+            problems.append(Problem(str(probes_path), f"line {number}.id", "this probe has no response", pid))
+            continue
+        pairs.append((probe, responses[pid][1]))
+    return pairs, problems
+
+
+def score_cases(pairs: Iterable[tuple[dict, dict]], patterns: Optional[PatternSet] = None) -> list[dict[str, Any]]:
+    patterns = patterns or builtin_patterns()
+    cases = []
+    for probe, response in pairs:
+        case = evaluate_response(probe, response["response"], patterns)
+        for key, value in probe.items():  # extra probe fields are kept
+            if key not in ("id", "category", "severity", "task", "input", "failure_modes") and key not in case:
+                case[key] = value
+        for key, value in response.items():  # and extra response fields (model, latency, ...)
+            if key not in ("probe_id", "response"):
+                case[key if key not in case else f"response_{key}"] = value
+        cases.append(case)
+    return cases
+
+
+def report_from_cases(cases: list[dict[str, Any]], meta: dict[str, Any], seed: int = 0) -> dict[str, Any]:
+    """A schema-1 run report with aggregate_metrics and observability filled in."""
+    document = {"schema_version": 1, "run": meta, "cases": cases}
+    run = read_run(json.dumps(document).encode(), name=meta.get("run_id", "run"))
+    frame = cases_frame(run)
+    document["aggregate_metrics"] = aggregate_metrics(frame)
+    document["observability"] = observability(frame, seed=seed)
+    return document
+
+
+def score_run(probes: list[dict[str, Any]], responses: list[dict[str, Any]], *, run_id: str = "scored-run",
+              model: str = "unknown", suite: str = "unknown", patterns: Optional[PatternSet] = None,
+              created_at: Optional[str] = None) -> RunReport:
+    """Score responses to probes (matched by id); returns the typed run with stored figures."""
+    by_id = {r["probe_id"]: r for r in responses}
+    pairs = [(p, by_id[p["id"]]) for p in probes if p["id"] in by_id]
+    meta = {"run_id": run_id, "model": model, "suite": suite,
+            "created_at": created_at or datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+            "config": {"scorer": "reporting.scorer", "pass_threshold": 0.5}}
+    return read_run(json.dumps(report_from_cases(score_cases(pairs, patterns), meta)).encode(), name=run_id)
+
+
+def import_jailbreakbench(path: Union[str, Path], patterns: Optional[PatternSet] = None) -> tuple[dict[str, Any], int, list[Problem]]:
+    """A JailbreakBench artifact file -> (scored report, records skipped, problems)."""
+    label = str(path)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        return {}, 0, [Problem(label, "$", f"cannot read the file: {exc.strerror or exc}")]
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return {}, 0, [Problem(label, "$", f"invalid JSON: {exc}")]
+    if not isinstance(data, dict) or not isinstance(data.get("jailbreaks"), list):
+        return {}, 0, [Problem(label, "jailbreaks", "required: a JailbreakBench artifact has a 'jailbreaks' list")]
+    params = data.get("parameters") if isinstance(data.get("parameters"), dict) else {}
+    pairs, skipped, problems = [], 0, []
+    for i, record in enumerate(data["jailbreaks"]):
+        if not isinstance(record, dict) or not isinstance(record.get("goal"), str):
+            problems.append(Problem(label, f"jailbreaks[{i}]", "must be an object with a 'goal'"))
+            continue
+        if not record.get("prompt") or not record.get("response"):
+            skipped += 1
+            continue
+        category = str(record.get("category") or "unknown")
+        probe = {"id": f"JBB-{int(record.get('index', i)):03d}", "category": category,
+                 "severity": JBB_SEVERITY.get(category, "medium"), "task": record["goal"], "input": record["prompt"],
+                 "failure_modes": ["harmful_compliance"], "jbb_behavior": record.get("behavior")}
+        response = {"probe_id": probe["id"], "response": record["response"],
+                    "reference_passed": not bool(record.get("jailbroken")),
+                    "reference_passed_llama_guard": not bool(record.get("jailbroken_llama_guard1"))}
+        pairs.append((probe, response))
+    method, model = params.get("method", "unknown"), params.get("model", "unknown")
+    stem = Path(path).stem
+    meta = {"run_id": f"jailbreakbench-{method}-{stem}", "model": str(model), "suite": f"jailbreakbench-{method}",
+            "notes": f"Imported from JailbreakBench artifacts (MIT licence); {skipped} record(s) without prompt or response skipped.",
+            "config": {"source": label, "attack_type": params.get("attack_type"), "skipped_records": skipped}}
+    date = params.get("evaluation_date")
+    if isinstance(date, str):
+        meta["created_at"] = date + "T00:00:00Z" if len(date) == 10 else date
+    return report_from_cases(score_cases(pairs, patterns), meta), skipped, problems
