@@ -50,13 +50,107 @@ def category_chart(metrics: dict[str, Any]) -> go.Figure:
     labels = [esc(n) for n in names]
     n = [by_category[c]["n"] for c in names]
     fig = go.Figure()
-    fig.add_bar(name="pass rate", x=labels, y=[by_category[c]["pass_rate"] for c in names], marker_color=PASS_COLOUR,
-                text=[f"n={k}" for k in n], textposition="outside",
-                hovertemplate="%{x}<br>pass rate %{y:.1%}<br>%{text}<extra></extra>")
-    fig.add_bar(name="mean risk", x=labels, y=[by_category[c]["risk_mean"] for c in names], marker_color=RISK_COLOUR,
+    rates = [by_category[c]["pass_rate"] for c in names]
+    risks = [by_category[c]["risk_mean"] for c in names]
+    fig.add_bar(name="pass rate (95% CI)", x=labels, y=rates, marker_color=PASS_COLOUR,
+                error_y=_error_bars(rates, [by_category[c].get("pass_rate_ci") for c in names]),
+                text=[f"n={k}" + (" (low n)" if by_category[c].get("low_n") else "") for k, c in zip(n, names)],
+                textposition="outside", hovertemplate="%{x}<br>pass rate %{y:.1%}<br>%{text}<extra></extra>")
+    fig.add_bar(name="mean risk (95% CI)", x=labels, y=risks, marker_color=RISK_COLOUR,
+                error_y=_error_bars(risks, [by_category[c].get("risk_mean_ci") for c in names]),
                 hovertemplate="%{x}<br>mean risk %{y:.3f}<extra></extra>")
     fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
     return _layout(fig, "Pass rate and mean risk by category", barmode="group")
+
+
+def _error_bars(values: list, intervals: list) -> dict:
+    """Plotly asymmetric error bars from [low, high] intervals (none where undefined)."""
+    plus = [None if v is None or ci is None else max(0.0, ci[1] - v) for v, ci in zip(values, intervals)]
+    minus = [None if v is None or ci is None else max(0.0, v - ci[0]) for v, ci in zip(values, intervals)]
+    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "thickness": 1.2, "width": 4}
+
+
+def severity_pass_rate_chart(metrics: dict[str, Any]) -> go.Figure:
+    """Pass rate per severity tier with its 95% Wilson interval; low-n tiers are labelled."""
+    by_severity = metrics["by_severity"]
+    rates = [by_severity[s]["pass_rate"] for s in SEVERITIES]
+    fig = go.Figure(go.Scatter(
+        x=list(SEVERITIES), y=rates, mode="markers+text", marker=dict(size=11, color=[SEVERITY_COLOURS[s] for s in SEVERITIES]),
+        error_y=_error_bars(rates, [by_severity[s].get("pass_rate_ci") for s in SEVERITIES]),
+        text=[f"n={by_severity[s]['n']}" + (" (low n)" if by_severity[s].get("low_n") else "") for s in SEVERITIES],
+        textposition="middle right", hovertemplate="%{x}: pass rate %{y:.1%} (%{text})<extra></extra>", showlegend=False,
+    ))
+    fig.update_xaxes(categoryorder="array", categoryarray=list(SEVERITIES))
+    fig.update_yaxes(range=[0, 1.05], tickformat=".0%", title="pass rate")
+    return _layout(fig, "Pass rate by severity (95% Wilson interval)")
+
+
+def category_delta_chart(comparison: dict[str, Any]) -> go.Figure:
+    """Change in pass rate per category, candidate minus base, with Newcombe's paired interval."""
+    rows = comparison["by_category"]
+    if not rows:
+        return empty_figure("Change in pass rate by category", "No paired cases")
+    labels = [esc(r["category"]) + (" (low n)" if r["low_n"] else "") for r in rows]
+    deltas = [r["delta"] for r in rows]
+    fig = go.Figure(go.Scatter(
+        x=deltas, y=labels, mode="markers", marker=dict(size=11, color=[PASS_COLOUR if d > 0 else FAIL_COLOUR if d < 0 else "#555" for d in deltas]),
+        error_x={"type": "data", "symmetric": False, "array": [r["ci_high"] - r["delta"] for r in rows],
+                 "arrayminus": [r["delta"] - r["ci_low"] for r in rows], "thickness": 1.5, "width": 5},
+        customdata=[[r["n"], r["base_pass_rate"], r["candidate_pass_rate"], r["ci_low"], r["ci_high"]] for r in rows],
+        hovertemplate="%{y}<br>change %{x:+.1%} (95% CI %{customdata[3]:+.1%} to %{customdata[4]:+.1%})"
+                      "<br>base %{customdata[1]:.1%}, candidate %{customdata[2]:.1%}, n=%{customdata[0]}<extra></extra>",
+        showlegend=False,
+    ))
+    fig.add_vline(x=0, line_dash="dash", line_color="#888")
+    fig.update_xaxes(tickformat="+.0%", title="candidate - base pass rate")
+    return _layout(fig, "Change in pass rate by category (Newcombe 95% CI)", height=max(320, 40 * len(rows) + 140))
+
+
+TREND_FIGURES = (("pass_rate", "Pass rate"), ("resilience_index", "Resilience index"),
+                 ("high_stakes_failure_rate", "High-stakes failure rate"))
+
+
+def trend_chart(trend: dict[str, Any]) -> go.Figure:
+    """Headline figures over time, each with its 95% interval as error bars."""
+    points = trend["points"]
+    if not points:
+        return empty_figure("Trend", "No runs")
+    x = [esc(p["created_at"] or p["run_id"]) for p in points]
+    fig = go.Figure()
+    colours = (PASS_COLOUR, "#1565c0", FAIL_COLOUR)
+    for (key, label), colour in zip(TREND_FIGURES, colours):
+        values = [p[key] for p in points]
+        fig.add_trace(go.Scatter(
+            x=x, y=values, mode="lines+markers", name=label, line=dict(color=colour),
+            error_y=_error_bars(values, [p.get(f"{key}_ci") for p in points]),
+            customdata=[[esc(p["run_id"]), esc(p["model"])] for p in points],
+            hovertemplate=label + " %{y:.3f}<br>%{customdata[0]} (%{customdata[1]})<extra></extra>",
+        ))
+    fig.update_yaxes(range=[0, 1.05])
+    return _layout(fig, f"Trend of suite {esc(trend['suite'])} (95% intervals)")
+
+
+def trend_category_chart(trend: dict[str, Any]) -> go.Figure:
+    """Small multiples: pass rate per category over time, with Wilson intervals."""
+    from plotly.subplots import make_subplots
+
+    points = trend["points"]
+    categories = sorted({c for p in points for c in p["by_category"]})
+    if not categories:
+        return empty_figure("Pass rate by category over time", "No runs")
+    cols = 3
+    rows = (len(categories) + cols - 1) // cols
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc(c) for c in categories], shared_yaxes=True)
+    x = [esc(p["created_at"] or p["run_id"]) for p in points]
+    for i, category in enumerate(categories):
+        values = [p["by_category"].get(category, {}).get("pass_rate") for p in points]
+        cis = [p["by_category"].get(category, {}).get("pass_rate_ci") for p in points]
+        fig.add_trace(go.Scatter(x=x, y=values, mode="lines+markers", error_y=_error_bars(values, cis), showlegend=False,
+                                 line=dict(color=PASS_COLOUR), hovertemplate="%{y:.1%}<extra></extra>"),
+                      row=i // cols + 1, col=i % cols + 1)
+    fig.update_yaxes(range=[0, 1.05], tickformat=".0%")
+    fig.update_xaxes(showticklabels=False)
+    return _layout(fig, "Pass rate by category over time", height=260 * rows + 80)
 
 
 def category_risk_box(frame: pd.DataFrame) -> go.Figure:
@@ -161,6 +255,7 @@ def all_figures(frame: pd.DataFrame, metrics: dict[str, Any], obs: Optional[dict
         "categories": category_chart(metrics),
         "risk_distribution": category_risk_box(frame),
         "severity": severity_chart(metrics),
+        "severity_pass_rate": severity_pass_rate_chart(metrics),
         "failure_modes": failure_modes_chart(metrics),
     }
     if obs is not None:

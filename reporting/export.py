@@ -22,7 +22,8 @@ from plotly.offline import get_plotlyjs
 
 from . import __version__, charts
 from ._gc import gc_paused
-from .presentation import METHODOLOGY, fmt_number, fmt_percent, key_figures, mutual_information_reading
+from .presentation import (COMPARE_METHODOLOGY, METHODOLOGY, comparison_reading, fmt_signed, fmt_signed_interval,
+                           fmt_interval, fmt_number, fmt_percent, key_figures, mutual_information_reading)
 from .resources import templates_dir
 from .schema import SEVERITIES
 
@@ -55,6 +56,9 @@ def environment() -> Environment:
     )
     env.filters["percent"] = fmt_percent
     env.filters["number"] = fmt_number
+    env.filters["interval"] = fmt_interval
+    env.filters["signed"] = fmt_signed
+    env.filters["signed_interval"] = fmt_signed_interval
     env.policies["json.dumps_kwargs"] = {"sort_keys": False, "ensure_ascii": False, "separators": (",", ":"),
                                          "allow_nan": False}
     return env
@@ -181,3 +185,26 @@ def _filter_lines(filters: dict[str, Any]) -> list[str]:
         return []
     return Filters(tuple(filters.get("categories", ())), tuple(filters.get("severities", ())), filters.get("outcome"),
                    tuple(filters.get("failure_modes", ())), filters.get("text", "")).describe()
+
+
+def _page(template: str, figures: dict[str, Any], timestamp: Optional[str], **context: Any) -> str:
+    with gc_paused():
+        figures_json = {name: json.loads(pio.to_json(fig, validate=False)) for name, fig in figures.items()}
+        return environment().get_template(template).render(
+            generator={"name": "runlens", "version": __version__}, generated_at=generated_at(timestamp),
+            figures=figures_json, plotly_js=_trusted_plotly_js(), **context)
+
+
+def render_compare_html(comparison: dict[str, Any], failing: list[dict[str, Any]], passing: list[dict[str, Any]], *,
+                        title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
+    """One self-contained file comparing two runs (``compare.compare_runs`` + ``changed_cases`` rows)."""
+    return _page("compare.html.j2", {"category_delta": charts.category_delta_chart(comparison)}, timestamp,
+                 title=title or f"RunLens comparison: {comparison['base']['run_id']} vs {comparison['candidate']['run_id']}",
+                 cmp=comparison, failing=failing, passing=passing, reading=comparison_reading(comparison),
+                 methodology=COMPARE_METHODOLOGY)
+
+
+def render_trend_html(trend: dict[str, Any], *, title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
+    """One self-contained file with the trend of a suite over runs (``compare.trend``)."""
+    return _page("trend.html.j2", {"trend": charts.trend_chart(trend), "trend_categories": charts.trend_category_chart(trend)},
+                 timestamp, title=title or f"RunLens trend: {trend['suite']}", trend=trend)

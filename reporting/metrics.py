@@ -14,6 +14,7 @@ import pandas as pd
 
 from ._gc import gc_paused
 from .schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, Case, RunReport
+from .stats import LOW_N, mean_interval, weighted_wilson, wilson
 
 WORST_CASES = 10
 
@@ -135,21 +136,33 @@ def overall(frame: pd.DataFrame) -> dict[str, Optional[float]]:
     failed = ~passed
     safe_total = int(frame["safe_signal_hits"].sum())
     unsafe_total = int(frame["unsafe_signal_hits"].sum())
+    boundary = int(frame["boundary_or_refusal_signal"].sum())
+    n_failed, n_high = int(failed.sum()), int(high_stakes.sum())
+    n_high_failed = int((failed & high_stakes).sum())
     return {
         "pass_rate": _ratio(passed.sum(), n),
+        "pass_rate_ci": wilson(int(passed.sum()), n),
         "fail_rate": _ratio(failed.sum(), n),
+        "fail_rate_ci": wilson(n_failed, n),
         "risk_mean": _stat(risk, "mean"),
+        "risk_mean_ci": mean_interval(risk),
         "risk_median": _stat(risk, "median"),
         "risk_std": _stat(risk, "std"),
         "risk_p90": _stat(risk, "p90"),
         "risk_max": _stat(risk, "max"),
         "weighted_risk_mean": _stat(weighted, "mean"),
+        "weighted_risk_mean_ci": mean_interval(weighted),
         "weighted_risk_median": _stat(weighted, "median"),
         "weighted_risk_p90": _stat(weighted, "p90"),
         "severity_weighted_pass_rate": _ratio(float((weights * passed).sum()), float(weights.sum())),
-        "high_stakes_failure_rate": _ratio((failed & high_stakes).sum(), failed.sum()),
-        "high_stakes_probe_failure_rate": _ratio((failed & high_stakes).sum(), high_stakes.sum()),
-        "boundary_language_rate": _ratio(frame["boundary_or_refusal_signal"].sum(), n),
+        "severity_weighted_pass_rate_ci": weighted_wilson(passed, weights),
+        "high_stakes_failure_rate": _ratio(n_high_failed, n_failed),
+        "high_stakes_failure_rate_ci": wilson(n_high_failed, n_failed),
+        "high_stakes_failures": n_high_failed,
+        "high_stakes_probe_failure_rate": _ratio(n_high_failed, n_high),
+        "high_stakes_probe_failure_rate_ci": wilson(n_high_failed, n_high),
+        "boundary_language_rate": _ratio(boundary, n),
+        "boundary_language_rate_ci": wilson(boundary, n),
         "safe_signal_total": safe_total,
         "unsafe_signal_total": unsafe_total,
         "safe_unsafe_signal_ratio": _ratio(safe_total, unsafe_total),
@@ -162,17 +175,24 @@ def by_category(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
         failed = ~group["passed"].to_numpy(dtype=bool)
         severity = group["severity"].astype(str).to_numpy()
         risk = group["risk_score"].to_numpy(dtype=float)
+        n_group = int(len(group))
+        n_passed = int(group["passed"].sum())
+        n_boundary = int(group["boundary_or_refusal_signal"].sum())
         result[str(category)] = {
-            "n": int(len(group)),
-            "pass_rate": _ratio(group["passed"].sum(), len(group)),
+            "n": n_group,
+            "low_n": n_group < LOW_N,
+            "pass_rate": _ratio(n_passed, n_group),
+            "pass_rate_ci": wilson(n_passed, n_group),
             "risk_mean": _stat(risk, "mean"),
+            "risk_mean_ci": mean_interval(risk),
             "risk_median": _stat(risk, "median"),
             "weighted_risk_mean": _stat(group["weighted_risk"].to_numpy(dtype=float), "mean"),
             "critical_failures": int((failed & (severity == "critical")).sum()),
             "high_failures": int((failed & (severity == "high")).sum()),
             "safe_hits_mean": _stat(group["safe_signal_hits"].to_numpy(dtype=float), "mean"),
             "unsafe_hits_mean": _stat(group["unsafe_signal_hits"].to_numpy(dtype=float), "mean"),
-            "boundary_rate": _ratio(group["boundary_or_refusal_signal"].sum(), len(group)),
+            "boundary_rate": _ratio(n_boundary, n_group),
+            "boundary_rate_ci": wilson(n_boundary, n_group),
         }
     return result
 
@@ -185,7 +205,8 @@ def by_severity(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
         mask = severity == tier
         n = int(mask.sum())
         n_passed = int((passed & mask).sum())
-        result[tier] = {"n": n, "passed": n_passed, "failed": n - n_passed, "pass_rate": _ratio(n_passed, n)}
+        result[tier] = {"n": n, "low_n": n < LOW_N, "passed": n_passed, "failed": n - n_passed,
+                        "pass_rate": _ratio(n_passed, n), "pass_rate_ci": wilson(n_passed, n)}
     return result
 
 
@@ -199,11 +220,15 @@ def failure_mode_counts(frame: pd.DataFrame) -> dict[str, int]:
 
 
 def indices(frame: pd.DataFrame) -> dict[str, Optional[float]]:
-    mean_weighted = _stat(frame["weighted_risk"].to_numpy(dtype=float), "mean")
+    weighted = frame["weighted_risk"].to_numpy(dtype=float)
+    mean_weighted = _stat(weighted, "mean")
+    interval = mean_interval(weighted)
     clip = (lambda v: None if v is None else float(min(1.0, max(0.0, v))))
     return {
         "resilience_index": clip(None if mean_weighted is None else 1.0 - mean_weighted),
+        "resilience_index_ci": None if interval is None else [clip(1.0 - interval[1]), clip(1.0 - interval[0])],
         "exposure_index": clip(mean_weighted),
+        "exposure_index_ci": None if interval is None else [clip(interval[0]), clip(interval[1])],
         "fragility_spread": _stat(frame["risk_score"].to_numpy(dtype=float), "std"),
     }
 

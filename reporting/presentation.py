@@ -65,13 +65,22 @@ def format_figure(figure: KeyFigure, metrics: dict[str, Any]) -> str:
     return fmt_percent(value) if figure.kind == "percent" else fmt_number(value)
 
 
+def fmt_interval(interval: Optional[list], kind: str = "percent") -> str:
+    if not interval:
+        return "n/a"
+    fmt = fmt_percent if kind == "percent" else fmt_number
+    return f"{fmt(interval[0])} to {fmt(interval[1])}"
+
+
 def key_figures(metrics: dict[str, Any]) -> list[dict[str, Any]]:
-    """Label, formatted value, raw value and help text of each key figure."""
-    return [
-        {"key": f.key, "label": f.label, "value": lookup(metrics, f.key), "text": format_figure(f, metrics),
-         "help": f.help, "better": f.better}
-        for f in KEY_FIGURES
-    ]
+    """Label, formatted value, raw value, 95% interval and help text of each key figure."""
+    figures = []
+    for f in KEY_FIGURES:
+        interval = lookup(metrics, f.key + "_ci")
+        figures.append({"key": f.key, "label": f.label, "value": lookup(metrics, f.key), "text": format_figure(f, metrics),
+                        "help": f.help, "better": f.better, "ci": interval,
+                        "interval": fmt_interval(interval, f.kind) if interval else ""})
+    return figures
 
 
 def mutual_information_reading(obs: dict[str, Any]) -> list[str]:
@@ -105,4 +114,48 @@ METHODOLOGY = (
     "Weighted risk = min(1, risk x severity weight), with default weights low 0.5, medium 1, high 1.5, critical 2.",
     "Observability embeds each case's labels and text with TF-IDF and truncated SVD, clusters with KMeans and "
     "measures mutual information between clusters and labels: exploratory, not causal.",
+)
+
+
+def fmt_signed(value: Optional[float], digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:+.{digits}f}"
+
+
+def fmt_signed_interval(interval: Optional[list]) -> str:
+    if not interval or interval[0] is None:
+        return "n/a"
+    return f"{interval[0]:+.3f} to {interval[1]:+.3f}"
+
+
+def comparison_reading(cmp: dict[str, Any], alpha: float = 0.05) -> list[str]:
+    """Plain-language answer to "is the candidate safer?", from the paired comparison."""
+    if cmp["paired"] == 0:
+        return ["The runs share no probe, so they cannot be compared."]
+    m = cmp["mcnemar"]
+    lines = [f"{cmp['paired']} probes were answered by both models: {m['c']} went from fail to pass and "
+             f"{m['b']} from pass to fail."]
+    if m["p_value"] < alpha:
+        direction = "better" if m["c"] > m["b"] else "worse"
+        lines.append(f"That difference is statistically significant (McNemar p = {m['p_value']:.4f} < {alpha}): "
+                     f"the candidate passes {direction} than the base on these probes.")
+    else:
+        lines.append(f"That difference is not statistically significant (McNemar p = {m['p_value']:.4f}): "
+                     "it could be noise; more probes would be needed to tell.")
+    pass_rate = cmp["headline"]["pass_rate"]
+    if pass_rate.get("ci"):
+        lo, hi = pass_rate["ci"]
+        lines.append(f"Pass rate changed by {pass_rate['delta'] * 100:+.1f} points (95% CI {lo * 100:+.1f} to {hi * 100:+.1f}).")
+    if cmp["critical_newly_failing"]:
+        lines.append(f"{len(cmp['critical_newly_failing'])} critical probe(s) newly fail: "
+                     + ", ".join(cmp["critical_newly_failing"][:10]) + ". Review them first.")
+    return lines
+
+
+COMPARE_METHODOLOGY = (
+    "Cases are paired by probe_id; figures in the headline table are computed on the paired probes only.",
+    "McNemar's test uses the exact binomial form when fewer than 25 probes changed outcome, else the chi-square "
+    "form with continuity correction. Intervals for a change in pass rate are Newcombe's method 10 for paired "
+    "proportions; intervals for resilience and exposure are t intervals of the paired change in weighted risk.",
+    "The change in risk scores is tested with the Wilcoxon signed-rank test on paired risk_score.",
+    "Case scores come from rule-based scoring: hints for review, not ground truth.",
 )

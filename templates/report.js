@@ -4,16 +4,6 @@
   "use strict";
   function readJson(id) { return JSON.parse(document.getElementById(id).textContent); }
   var data = readJson("report-data");
-  var figures = readJson("figures-data");
-
-  document.querySelectorAll("[data-figure]").forEach(function (el) {
-    var fig = figures[el.getAttribute("data-figure")];
-    if (!fig || typeof Plotly === "undefined") { el.textContent = "Chart unavailable."; return; }
-    Plotly.newPlot(el, fig.data, fig.layout, { responsive: true, displaylogo: false }).then(function () {
-      el.setAttribute("data-drawn", "true");
-    });
-  });
-
   var table = data.cases;
   var col = {};
   table.columns.forEach(function (name, i) { col[name] = i; });

@@ -34,7 +34,8 @@ def test_offline_report_draws_every_chart_and_the_table_works(tmp_path):
         wait_drawn(page)
         assert record["errors"] == [] and record["requests"] == [] and record["dialogs"] == []
         charts = page.locator("[data-figure]")
-        assert charts.count() == 5
+        embedded = page.evaluate("Object.keys(JSON.parse(document.getElementById('figures-data').textContent))")
+        assert charts.count() == len(embedded) == 6  # categories, risk, severity x2, failure modes, scatter
         for i in range(charts.count()):
             assert charts.nth(i).locator(".main-svg").count() >= 1  # plotly drew an SVG
         # The numbers the page holds and shows are the recomputed ones.

@@ -44,9 +44,10 @@ def test_overall_by_hand(metrics):
 def test_by_category_by_hand(metrics):
     c = metrics["by_category"]
     assert list(c) == ["alpha", "beta", "gamma"]
-    assert c["alpha"] == {"n": 2, "pass_rate": 0.5, "risk_mean": approx(0.45), "risk_median": approx(0.45),
-                          "weighted_risk_mean": approx(0.525), "critical_failures": 1, "high_failures": 0,
-                          "safe_hits_mean": approx(1.0), "unsafe_hits_mean": approx(1.5), "boundary_rate": 0.5}
+    alpha = {k: v for k, v in c["alpha"].items() if not k.endswith("_ci")}
+    assert alpha == {"n": 2, "low_n": True, "pass_rate": 0.5, "risk_mean": approx(0.45), "risk_median": approx(0.45),
+                     "weighted_risk_mean": approx(0.525), "critical_failures": 1, "high_failures": 0,
+                     "safe_hits_mean": approx(1.0), "unsafe_hits_mean": approx(1.5), "boundary_rate": 0.5}
     assert c["beta"]["risk_mean"] == approx(0.4) and c["beta"]["weighted_risk_mean"] == approx(0.55)
     assert c["beta"]["high_failures"] == 1 and c["beta"]["critical_failures"] == 0
     assert c["beta"]["unsafe_hits_mean"] == approx(0.5)
@@ -56,10 +57,11 @@ def test_by_category_by_hand(metrics):
 def test_by_severity_has_all_tiers_in_order(metrics):
     s = metrics["by_severity"]
     assert list(s) == ["low", "medium", "high", "critical"]
-    assert s["low"] == {"n": 2, "passed": 2, "failed": 0, "pass_rate": 1.0}
-    assert s["medium"] == {"n": 2, "passed": 1, "failed": 1, "pass_rate": 0.5}
-    assert s["high"] == {"n": 1, "passed": 0, "failed": 1, "pass_rate": 0.0}
-    assert s["critical"] == {"n": 1, "passed": 0, "failed": 1, "pass_rate": 0.0}
+    strip = lambda d: {k: v for k, v in d.items() if not k.endswith("_ci")}  # noqa: E731
+    assert strip(s["low"]) == {"n": 2, "low_n": True, "passed": 2, "failed": 0, "pass_rate": 1.0}
+    assert strip(s["medium"]) == {"n": 2, "low_n": True, "passed": 1, "failed": 1, "pass_rate": 0.5}
+    assert strip(s["high"]) == {"n": 1, "low_n": True, "passed": 0, "failed": 1, "pass_rate": 0.0}
+    assert strip(s["critical"]) == {"n": 1, "low_n": True, "passed": 0, "failed": 1, "pass_rate": 0.0}
 
 
 def test_failure_modes_indices_worst_ranking(metrics):
@@ -81,9 +83,10 @@ def test_failure_modes_indices_worst_ranking(metrics):
 def test_empty_run_has_nulls_not_nan():
     m = reporting.aggregate_metrics(reporting.read_run(b'{"cases": []}'))
     assert m["counts"] == {"probes_evaluated": 0, "passed": 0, "failed": 0, "categories": 0}
-    assert all(v is None for k, v in m["overall"].items() if not k.endswith("_total"))
-    assert m["by_severity"]["critical"] == {"n": 0, "passed": 0, "failed": 0, "pass_rate": None}
-    assert m["indices"] == {"resilience_index": None, "exposure_index": None, "fragility_spread": None}
+    assert all(v is None for k, v in m["overall"].items() if not k.endswith(("_total", "_failures")))
+    assert m["by_severity"]["critical"] == {"n": 0, "low_n": True, "passed": 0, "failed": 0, "pass_rate": None,
+                                           "pass_rate_ci": None}
+    assert all(v is None for v in m["indices"].values())
     assert m["worst_cases"] == [] and m["category_ranking"] == [] and m["by_category"] == {}
 
 
@@ -125,3 +128,29 @@ def test_stored_severity_weight_overrides_default():
     assert frame["weighted_risk"].iat[0] == approx(1.0)
     run = reporting.read_run(__import__("json").dumps([case("x", "c", "low", False, 0.4, severity_weight=0)]).encode())
     assert reporting.aggregate_metrics(run)["overall"]["severity_weighted_pass_rate"] is None  # sum of weights 0
+
+
+def test_intervals_by_hand(metrics):
+    """Wilson intervals of the hand run, and t intervals of its mean risk."""
+    import math
+    z = 1.959963984540054
+
+    def wilson(k, n):
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return [centre - half, centre + half]
+
+    o = metrics["overall"]
+    assert o["pass_rate_ci"] == [approx(v) for v in wilson(3, 6)]
+    assert o["high_stakes_failure_rate_ci"] == [approx(v) for v in wilson(2, 3)]
+    assert o["high_stakes_failures"] == 2
+    # t interval: mean 2.2/6, sample sd sqrt(0.49333/5), t(0.975, 5) = 2.570581836
+    half = 2.570581836 * math.sqrt(0.4933333333333333 / 5) / math.sqrt(6)
+    assert o["risk_mean_ci"] == [approx(2.2 / 6 - half), approx(2.2 / 6 + half)]
+    lo, hi = o["weighted_risk_mean_ci"]
+    assert metrics["indices"]["resilience_index_ci"] == [approx(1 - hi), approx(min(1, 1 - lo))]
+    # Kish effective n for the severity-weighted pass rate: (6.5^2) / (0.25+4+2.25+1+1+0.25) = 42.25 / 8.75
+    n_eff = 42.25 / 8.75
+    assert o["severity_weighted_pass_rate_ci"] == [approx(v) for v in wilson(2 / 6.5 * n_eff, n_eff)]
+    assert metrics["by_category"]["alpha"]["pass_rate_ci"] == [approx(v) for v in wilson(1, 2)]

@@ -1,0 +1,159 @@
+"""Paired comparison of two runs of the same suite: which probes changed outcome, whether the
+change is significant (McNemar), interval for each category's change (Newcombe), headline deltas,
+and a signed-rank test on risk. Also the suite fingerprint and the trend over many runs."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+from .metrics import aggregate_metrics, cases_frame
+from .schema import SEVERITIES, RunReport
+from .stats import LOW_N, mcnemar, mean_interval, newcombe_paired, wilcoxon_signed_rank, wilson
+
+HEADLINE = (
+    ("pass_rate", "overall.pass_rate", "higher"),
+    ("severity_weighted_pass_rate", "overall.severity_weighted_pass_rate", "higher"),
+    ("resilience_index", "indices.resilience_index", "higher"),
+    ("exposure_index", "indices.exposure_index", "lower"),
+    ("high_stakes_failure_rate", "overall.high_stakes_failure_rate", "lower"),
+)
+
+
+def suite_fingerprint(run: RunReport) -> str:
+    """A hash of the probe ids and their inputs: equal fingerprints mean the same probes were sent."""
+    sha = hashlib.sha256()
+    for probe_id, text in sorted((c.probe_id, c.probe_input or "") for c in run.cases):
+        sha.update(probe_id.encode("utf-8") + b"\x00" + text.encode("utf-8") + b"\x01")
+    return sha.hexdigest()[:16]
+
+
+def _get(metrics: dict, path: str) -> Optional[float]:
+    value: Any = metrics
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _severity_rank(severity: str) -> int:
+    return -SEVERITIES.index(severity) if severity in SEVERITIES else 1
+
+
+def compare_runs(base: RunReport, candidate: RunReport) -> dict[str, Any]:
+    """Everything the compare command, the Compare page and the HTML show."""
+    fb, fc = cases_frame(base), cases_frame(candidate)
+    merged = fb.merge(fc, on="probe_id", suffixes=("_base", "_cand"))
+    base_ids, cand_ids = set(fb["probe_id"]), set(fc["probe_id"])
+    pb = merged["passed_base"].to_numpy(dtype=bool)
+    pc = merged["passed_cand"].to_numpy(dtype=bool)
+    a, b, c, d = int((pb & pc).sum()), int((pb & ~pc).sum()), int((~pb & pc).sum()), int((~pb & ~pc).sum())
+
+    def ids(mask: np.ndarray) -> list[str]:
+        rows = merged[mask]
+        order = sorted(zip(rows["severity_cand"].astype(str), rows["probe_id"]), key=lambda t: (_severity_rank(t[0]), t[1]))
+        return [pid for _, pid in order]
+
+    newly_failing, newly_passing = ids(pb & ~pc), ids(~pb & pc)
+    by_category = []
+    for category, group in sorted(merged.groupby("category_cand"), key=lambda kv: kv[0]):
+        gb, gc = group["passed_base"].to_numpy(dtype=bool), group["passed_cand"].to_numpy(dtype=bool)
+        ga, gbb, gcc, gd = int((gb & gc).sum()), int((gb & ~gc).sum()), int((~gb & gc).sum()), int((~gb & ~gc).sum())
+        n = len(group)
+        interval = newcombe_paired(ga, gbb, gcc, gd)
+        by_category.append({
+            "category": str(category), "n": n, "low_n": n < LOW_N,
+            "base_pass_rate": float(gb.mean()), "candidate_pass_rate": float(gc.mean()),
+            "delta": float(gc.mean() - gb.mean()), "ci_low": interval[0], "ci_high": interval[1],
+            "newly_failing": gbb, "newly_passing": gcc,
+        })
+    paired_base = fb[fb["probe_id"].isin(merged["probe_id"])]
+    paired_cand = fc[fc["probe_id"].isin(merged["probe_id"])]
+    mb, mc = aggregate_metrics(paired_base), aggregate_metrics(paired_cand)
+    headline = {}
+    for name, path, better in HEADLINE:
+        vb, vc = _get(mb, path), _get(mc, path)
+        entry = {"base": vb, "candidate": vc, "delta": None if vb is None or vc is None else vc - vb, "better": better}
+        if name == "pass_rate" and len(merged):
+            entry["ci"] = newcombe_paired(a, b, c, d)
+        elif name in ("resilience_index", "exposure_index") and len(merged) > 1:
+            diff = merged["weighted_risk_cand"].to_numpy() - merged["weighted_risk_base"].to_numpy()
+            interval = mean_interval(diff)
+            entry["ci"] = [-interval[1], -interval[0]] if name == "resilience_index" else interval
+        else:
+            entry["ci"] = None
+        headline[name] = entry
+    critical_newly_failing = [pid for pid in newly_failing
+                              if str(merged.loc[merged["probe_id"] == pid, "severity_cand"].iloc[0]) == "critical"]
+    fingerprints = {"base": suite_fingerprint(base), "candidate": suite_fingerprint(candidate)}
+    warnings = []
+    if fingerprints["base"] != fingerprints["candidate"]:
+        warnings.append("The two runs did not send the same probes (suite fingerprints differ); "
+                        "only the probes both runs share are compared.")
+    if len(merged) == 0:
+        warnings.append("The runs share no probe id: nothing can be compared.")
+    return {
+        "base": {"run_id": base.run.run_id, "model": base.run.model, "created_at": base.run.created_at, "cases": len(fb)},
+        "candidate": {"run_id": candidate.run.run_id, "model": candidate.run.model, "created_at": candidate.run.created_at,
+                      "cases": len(fc)},
+        "paired": int(len(merged)),
+        "unmatched": {"base_only": sorted(base_ids - cand_ids), "candidate_only": sorted(cand_ids - base_ids)},
+        "table": {"both_pass": a, "pass_to_fail": b, "fail_to_pass": c, "both_fail": d},
+        "newly_failing": newly_failing,
+        "newly_passing": newly_passing,
+        "critical_newly_failing": critical_newly_failing,
+        "mcnemar": mcnemar(b, c),
+        "by_category": by_category,
+        "headline": headline,
+        "risk_change": {"test": "Wilcoxon signed-rank on paired risk_score (candidate - base)",
+                        **wilcoxon_signed_rank(merged["risk_score_base"].to_numpy(), merged["risk_score_cand"].to_numpy())},
+        "suite_fingerprint": {**fingerprints, "same": fingerprints["base"] == fingerprints["candidate"]},
+        "warnings": warnings,
+    }
+
+
+def changed_cases(base: RunReport, candidate: RunReport, probe_ids: list[str]) -> pd.DataFrame:
+    """Side-by-side rows (base and candidate response) for the given probes, in the given order."""
+    fb = cases_frame(base).set_index("probe_id")
+    fc = cases_frame(candidate).set_index("probe_id")
+    rows = []
+    for pid in probe_ids:
+        rb, rc = fb.loc[pid], fc.loc[pid]
+        rows.append({"probe_id": pid, "category": rc["category"], "severity": str(rc["severity"]),
+                     "base_risk": float(rb["risk_score"]), "candidate_risk": float(rc["risk_score"]),
+                     "task": rc["task"], "base_response": rb["response"], "candidate_response": rc["response"]})
+    return pd.DataFrame(rows, columns=["probe_id", "category", "severity", "base_risk", "candidate_risk", "task",
+                                       "base_response", "candidate_response"])
+
+
+def trend(runs: list[RunReport], suite: Optional[str] = None) -> dict[str, Any]:
+    """Runs of one suite in time order, with the headline figures and their intervals."""
+    suites: dict[str, int] = {}
+    for run in runs:
+        suites[run.run.suite] = suites.get(run.run.suite, 0) + 1
+    chosen = suite or (max(suites, key=lambda s: (suites[s], s)) if suites else None)
+    kept = [r for r in runs if r.run.suite == chosen]
+    skipped = [r.run.run_id for r in runs if r.run.suite != chosen]
+    undated = [r.run.run_id for r in kept if not r.run.created_at]
+    kept.sort(key=lambda r: (r.run.created_at is None, r.run.created_at or "", r.run.run_id))
+    points = []
+    for run in kept:
+        m = aggregate_metrics(run)
+        o, i = m["overall"], m["indices"]
+        points.append({
+            "run_id": run.run.run_id, "model": run.run.model, "created_at": run.run.created_at,
+            "n": m["counts"]["probes_evaluated"],
+            "pass_rate": o["pass_rate"], "pass_rate_ci": o["pass_rate_ci"],
+            "resilience_index": i["resilience_index"], "resilience_index_ci": i["resilience_index_ci"],
+            "high_stakes_failure_rate": o["high_stakes_failure_rate"], "high_stakes_failure_rate_ci": o["high_stakes_failure_rate_ci"],
+            "by_category": {name: {"n": c["n"], "pass_rate": c["pass_rate"], "pass_rate_ci": c["pass_rate_ci"]}
+                            for name, c in m["by_category"].items()},
+        })
+    warnings = []
+    if skipped:
+        warnings.append(f"{len(skipped)} run(s) of other suites left out: " + ", ".join(skipped))
+    if undated:
+        warnings.append(f"{len(undated)} run(s) have no created_at and are placed last: " + ", ".join(undated))
+    return {"suite": chosen, "points": points, "skipped": skipped, "warnings": warnings}

@@ -1,0 +1,99 @@
+"""Statistics for rates and comparisons: Wilson score intervals, t intervals for means,
+McNemar's test (exact or chi-square), Newcombe's interval for a paired difference, and the
+Wilcoxon signed-rank test. Documented in docs/statistics.md."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+Z95 = 1.959963984540054
+LOW_N = 10  # groups with fewer cases are marked low-n
+
+
+def wilson(successes: float, n: float, z: float = Z95) -> Optional[list[float]]:
+    """95% Wilson score interval for a proportion; None when n = 0."""
+    if n <= 0:
+        return None
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def weighted_wilson(values: Sequence[bool], weights: Sequence[float], z: float = Z95) -> Optional[list[float]]:
+    """Wilson interval for a weighted proportion, using Kish's effective sample size (sum w)^2 / sum w^2."""
+    w = np.asarray(weights, dtype=float)
+    if w.size == 0 or w.sum() <= 0:
+        return None
+    n_eff = w.sum() ** 2 / (w ** 2).sum()
+    p = float((w * np.asarray(values, dtype=float)).sum() / w.sum())
+    return wilson(p * n_eff, n_eff, z)
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95) -> Optional[list[float]]:
+    """Student-t interval for a mean; None below two values. Degenerate (zero spread) gives [mean, mean]."""
+    x = np.asarray(values, dtype=float)
+    if x.size < 2:
+        return None
+    mean = float(x.mean())
+    sem = float(x.std(ddof=1) / math.sqrt(x.size))
+    half = float(sps.t.ppf(0.5 + confidence / 2, x.size - 1)) * sem
+    return [mean - half, mean + half]
+
+
+def mcnemar(b: int, c: int) -> dict:
+    """McNemar's test on the discordant pairs: exact binomial when b + c < 25, else chi-square with continuity correction."""
+    n = b + c
+    if n == 0:
+        return {"b": b, "c": c, "p_value": 1.0, "method": "no discordant pairs"}
+    if n < 25:
+        p = min(1.0, 2.0 * float(sps.binom.cdf(min(b, c), n, 0.5)))
+        return {"b": b, "c": c, "p_value": p, "method": "exact binomial"}
+    statistic = (abs(b - c) - 1) ** 2 / n
+    return {"b": b, "c": c, "p_value": float(sps.chi2.sf(statistic, 1)), "statistic": statistic,
+            "method": "chi-square with continuity correction"}
+
+
+def newcombe_paired(a: int, b: int, c: int, d: int, z: float = Z95) -> Optional[list[float]]:
+    """Newcombe's (1998) method 10 interval for p2 - p1 from paired counts.
+
+    a: both pass, b: first passes and second fails, c: first fails and second passes, d: both fail.
+    p1 = (a + b) / n, p2 = (a + c) / n; the difference is (c - b) / n.
+    """
+    n = a + b + c + d
+    if n == 0:
+        return None
+    p1, p2 = (a + b) / n, (a + c) / n
+    l1, u1 = wilson(a + b, n, z)
+    l2, u2 = wilson(a + c, n, z)
+    # Correlation with Newcombe's continuity correction of the numerator.
+    product = (a + b) * (c + d) * (a + c) * (b + d)
+    phi = 0.0
+    if product > 0:
+        numerator = a * d - b * c
+        if numerator > n / 2:
+            numerator -= n / 2
+        elif numerator >= 0:
+            numerator = 0.0
+        phi = numerator / math.sqrt(product)
+    delta = p2 - p1
+    lower = delta - math.sqrt(max(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2))
+    upper = delta + math.sqrt(max(0.0, (u2 - p2) ** 2 - 2 * phi * (u2 - p2) * (p1 - l1) + (p1 - l1) ** 2))
+    return [max(-1.0, lower), min(1.0, upper)]
+
+
+def wilcoxon_signed_rank(before: Sequence[float], after: Sequence[float]) -> dict:
+    """Two-sided Wilcoxon signed-rank test of paired values (zero differences dropped)."""
+    x = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    nonzero = x[x != 0]
+    result = {"n": int(x.size), "n_nonzero": int(nonzero.size),
+              "median_change": float(np.median(x)) if x.size else None}
+    if nonzero.size == 0:
+        return {**result, "statistic": None, "p_value": 1.0}
+    test = sps.wilcoxon(nonzero)
+    return {**result, "statistic": float(test.statistic), "p_value": float(test.pvalue)}
