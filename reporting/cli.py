@@ -165,6 +165,97 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import changed_cases, compare_runs
+    from .presentation import comparison_reading
+
+    base, candidate = _load_valid(args.base), _load_valid(args.candidate)
+    for output in (args.output, args.html):
+        if output:
+            _refuse_overwriting_input(output, args.base)
+            _refuse_overwriting_input(output, args.candidate)
+    comparison = compare_runs(base, candidate)
+    text = dumps(comparison)
+    if args.output:
+        write_atomic(args.output, text + "\n")
+    else:
+        _out(text)
+    if args.html:
+        from .export import render_compare_html
+
+        failing = changed_cases(base, candidate, comparison["newly_failing"]).to_dict("records")
+        passing = changed_cases(base, candidate, comparison["newly_passing"]).to_dict("records")
+        write_atomic(args.html, render_compare_html(comparison, failing, passing, timestamp=args.timestamp))
+    for line in comparison["warnings"] + comparison_reading(comparison):
+        _err(line)
+    return EXIT_OK
+
+
+def _runs_in(folder: str) -> list:
+    import os
+
+    if not os.path.isdir(folder):
+        raise BadInput(f"{folder}: not a folder of run reports")
+    runs, problems = [], []
+    for name in sorted(os.listdir(folder)):
+        if not name.lower().endswith((".json", ".jsonl", ".ndjson")):
+            continue
+        result = load_run(os.path.join(folder, name))
+        if result.ok:
+            runs.append(result.run)
+        else:
+            problems += [str(p) for p in result.problems]
+    if problems:
+        raise BadInput(*problems)
+    if not runs:
+        raise BadInput(f"{folder}: no run reports found")
+    return runs
+
+
+def cmd_trend(args: argparse.Namespace) -> int:
+    from .compare import trend
+
+    data = trend(_runs_in(args.folder), suite=args.suite)
+    if args.output:
+        write_atomic(args.output, dumps(data) + "\n")
+    if args.html:
+        from .export import render_trend_html
+
+        write_atomic(args.html, render_trend_html(data, timestamp=args.timestamp))
+    for line in data["warnings"]:
+        _err(line)
+    _out(f"suite {data['suite']}: {len(data['points'])} run(s)")
+    for p in data["points"]:
+        ci = p["pass_rate_ci"] or [None, None]
+        _out(f"  {p['created_at'] or 'undated':22} {p['run_id']:40} pass rate {p['pass_rate'] if p['pass_rate'] is None else round(p['pass_rate'], 3)}"
+             f" [{ci[0] if ci[0] is None else round(ci[0], 3)}, {ci[1] if ci[1] is None else round(ci[1], 3)}]"
+             f"  resilience {p['resilience_index'] if p['resilience_index'] is None else round(p['resilience_index'], 3)}")
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .gates import run_gates
+
+    run = _load_valid(args.run)
+    baseline = _load_valid(args.baseline) if args.baseline else None
+    if (args.rubric is None) != (args.verdicts is None):
+        raise BadInput("--rubric and --verdicts go together")
+    if args.max_new_failures is not None and baseline is None:
+        raise BadInput("--max-new-failures needs --baseline BASE.json")
+    results = run_gates(run, min_pass_rate=args.min_pass_rate, min_severity_weighted_pass_rate=args.min_severity_weighted_pass_rate,
+                        max_high_stakes_failures=args.max_high_stakes_failures, min_resilience=args.min_resilience,
+                        baseline=baseline, max_new_failures=args.max_new_failures, alpha=args.alpha,
+                        rubric=args.rubric, verdicts=args.verdicts)
+    if not results:
+        raise BadInput("no gate given: use --min-pass-rate, --min-severity-weighted-pass-rate, --max-high-stakes-failures, "
+                       "--min-resilience, --rubric/--verdicts or --baseline")
+    for gate in results:
+        _out(("holds  " if gate["holds"] else "FAILS  ") + gate["line"])
+    failed = [g for g in results if not g["holds"]]
+    _out(f"{len(results) - len(failed)} of {len(results)} gate(s) hold")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     _out(dumps(json_schema()))
     return EXIT_OK
@@ -216,6 +307,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="RUN.json")
     p.add_argument("--patterns", metavar="FILE.yaml", help="add to or override the built-in pattern set")
     p.set_defaults(func=cmd_import)
+
+    p = verbs.add_parser("compare", help="paired comparison of two runs: McNemar, intervals, newly failing probes")
+    p.add_argument("base", metavar="BASE.json")
+    p.add_argument("candidate", metavar="CANDIDATE.json")
+    p.add_argument("-o", "--output", metavar="OUT.json", help="write the comparison here (default: standard output)")
+    p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML comparison")
+    p.add_argument("--timestamp", metavar="WHEN", help="the 'generated' time of the HTML (default $SOURCE_DATE_EPOCH or now)")
+    p.set_defaults(func=cmd_compare)
+
+    p = verbs.add_parser("trend", help="a suite's headline figures over the runs in a folder, with intervals")
+    p.add_argument("folder", metavar="DIR")
+    p.add_argument("--suite", help="which suite (default: the one with most runs)")
+    p.add_argument("-o", "--output", metavar="OUT.json")
+    p.add_argument("--html", metavar="OUT.html")
+    p.add_argument("--timestamp", metavar="WHEN")
+    p.set_defaults(func=cmd_trend)
+
+    p = verbs.add_parser("check", help="CI gates: exit 0 when all hold, 1 when any fails, 2 on bad input")
+    p.add_argument("run", metavar="RUN.json")
+    p.add_argument("--min-pass-rate", type=float, metavar="X")
+    p.add_argument("--min-severity-weighted-pass-rate", type=float, metavar="X")
+    p.add_argument("--max-high-stakes-failures", type=int, metavar="N", help="failed high or critical cases allowed")
+    p.add_argument("--min-resilience", type=float, metavar="X")
+    p.add_argument("--rubric", metavar="RUBRIC.yaml", help="with --verdicts: the rubric scorecard must pass")
+    p.add_argument("--verdicts", metavar="V.jsonl")
+    p.add_argument("--baseline", metavar="BASE.json", help="fail on a significant regression against this run")
+    p.add_argument("--max-new-failures", type=int, metavar="N", help="with --baseline: newly failing probes allowed")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of McNemar's test (default 0.05)")
+    p.set_defaults(func=cmd_check)
 
     p = verbs.add_parser("schema", help="print the JSON Schema of the run-report format")
     p.set_defaults(func=cmd_schema)

@@ -22,7 +22,7 @@ from plotly.offline import get_plotlyjs
 
 from . import __version__, charts
 from ._gc import gc_paused
-from .presentation import (COMPARE_METHODOLOGY, METHODOLOGY, comparison_reading, fmt_signed, fmt_signed_interval,
+from .presentation import (COMPARE_METHODOLOGY, METHODOLOGY, comparison_reading, fmt_p, fmt_signed, fmt_signed_interval,
                            fmt_interval, fmt_number, fmt_percent, key_figures, mutual_information_reading)
 from .resources import templates_dir
 from .schema import SEVERITIES
@@ -58,6 +58,7 @@ def environment() -> Environment:
     env.filters["number"] = fmt_number
     env.filters["interval"] = fmt_interval
     env.filters["signed"] = fmt_signed
+    env.filters["pvalue"] = fmt_p
     env.filters["signed_interval"] = fmt_signed_interval
     env.policies["json.dumps_kwargs"] = {"sort_keys": False, "ensure_ascii": False, "separators": (",", ":"),
                                          "allow_nan": False}

@@ -136,10 +136,10 @@ def comparison_reading(cmp: dict[str, Any], alpha: float = 0.05) -> list[str]:
              f"{m['b']} from pass to fail."]
     if m["p_value"] < alpha:
         direction = "better" if m["c"] > m["b"] else "worse"
-        lines.append(f"That difference is statistically significant (McNemar p = {m['p_value']:.4f} < {alpha}): "
+        lines.append(f"That difference is statistically significant (McNemar p = {fmt_p(m['p_value'])} < {alpha}): "
                      f"the candidate passes {direction} than the base on these probes.")
     else:
-        lines.append(f"That difference is not statistically significant (McNemar p = {m['p_value']:.4f}): "
+        lines.append(f"That difference is not statistically significant (McNemar p = {fmt_p(m['p_value'])}): "
                      "it could be noise; more probes would be needed to tell.")
     pass_rate = cmp["headline"]["pass_rate"]
     if pass_rate.get("ci"):
@@ -159,3 +159,9 @@ COMPARE_METHODOLOGY = (
     "The change in risk scores is tested with the Wilcoxon signed-rank test on paired risk_score.",
     "Case scores come from rule-based scoring: hints for review, not ground truth.",
 )
+
+
+def fmt_p(value: Optional[float]) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.2e}" if value < 1e-4 else f"{value:.4f}"

@@ -208,3 +208,29 @@ def test_download_button_exports_the_current_view(samples, monkeypatch):
     assert data["aggregate_metrics"] == expected["aggregate_metrics"]
     assert data["filters"]["outcome"] == "fail" and data["aggregate_metrics"]["overall"]["pass_rate"] == 0.0
     assert captured["file_name"] == f"{run.run.run_id}-report.html"
+
+
+def test_compare_page_shows_the_paired_comparison(samples, monkeypatch):
+    from reporting.compare import compare_runs
+
+    at = app(samples, monkeypatch).run()
+    page(at, "compare")
+    assert not at.exception
+    at.selectbox(key="compare_base").set_value("acme-assistant-v1.json").run()
+    at.selectbox(key="compare_candidate").set_value("acme-assistant-v2.json").run()
+    expected = compare_runs(reporting.read_run(samples / "acme-assistant-v1.json"), reporting.read_run(samples / "acme-assistant-v2.json"))
+    lines = texts(at)
+    assert any(f"{expected['mcnemar']['c']} went from fail to pass and {expected['mcnemar']['b']} from pass to fail" in t for t in lines)
+    headline = at.dataframe[0].value.set_index("figure")
+    assert headline.loc["pass rate", "change"] == pytest.approx(expected["headline"]["pass_rate"]["delta"])
+    failing = at.dataframe[2].value
+    assert list(failing["probe_id"]) == expected["newly_failing"]
+    assert {"base_response", "candidate_response"} <= set(failing.columns)
+
+
+def test_trend_page_orders_runs_in_time(samples, monkeypatch):
+    at = app(samples, monkeypatch).run()
+    page(at, "trend")
+    assert not at.exception and len(at.get("plotly_chart")) == 2
+    table = at.dataframe[0].value
+    assert list(table["created_at"]) == sorted(table["created_at"]) and len(table) == 3

@@ -77,3 +77,21 @@ def test_hostile_report_text_runs_nothing_in_the_dashboard(tmp_path):
         assert PAYLOADS[0] in text
         assert page.evaluate("typeof window.__pwned") == "undefined"
         assert record["dialogs"] == [] and record["errors"] == []
+
+
+def test_compare_and_trend_pages_in_the_browser(tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(ROOT / "sample_runs", runs, ignore=shutil.ignore_patterns("__init__.py", "__pycache__"))
+    record = {}
+    with streamlit_server(runs) as url, browser() as b:
+        page = offline_page(b, record)
+        page.context.unroute("**/*")
+        page.goto(f"{url}/compare")
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60000)
+        text = page.locator("body").inner_text()
+        assert "went from fail to pass" in text and "Newly failing" in text
+        assert page.locator(".js-plotly-plot .scatterlayer .point").count() == 6  # one dot per category
+        page.goto(f"{url}/trend")
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2", timeout=60000)
+        assert "agent-safety-core" in page.locator("body").inner_text()
+        assert record["errors"] == [] and record["dialogs"] == []

@@ -90,8 +90,8 @@ def test_hostile_text_is_escaped_everywhere():
             assert payload not in outside, payload
         assert str(escape(payload)) in markup, payload  # shown, escaped, in the server-rendered tables
     assert "{{ 7*7 }}" in markup and "jinja{% endif %}" in markup  # template syntax literal, never evaluated
-    # Only our own script elements besides plotly.js: the two JSON blocks and report.js.
-    assert len(re.findall(r"<script\b", outside)) == 3
+    # Only our own script elements besides plotly.js: the two JSON blocks, charts.js and report.js.
+    assert len(re.findall(r"<script\b", outside)) == 4
     for block_id in ("report-data", "figures-data"):
         block = re.search(rf'id="{block_id}">(.*?)</script>', page, re.S).group(1)
         assert "<" not in block and ">" not in block  # |tojson escapes them: no break-out, no <!--

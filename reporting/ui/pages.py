@@ -75,6 +75,8 @@ def overview() -> None:
     for row in range(0, len(figures), 4):
         for column, figure in zip(st.columns(4), figures[row:row + 4]):
             column.metric(figure["label"], figure["text"], help=figure["help"])
+            if figure["interval"]:
+                column.caption(f"95% CI {figure['interval']}")
     left, right = st.columns(2)
     with left:
         _plot(charts.category_chart(view.metrics), key="overview_categories")
@@ -114,6 +116,7 @@ def severity() -> None:
         return
     view = context().view
     _plot(charts.severity_chart(view.metrics), key="severity_bars")
+    _plot(charts.severity_pass_rate_chart(view.metrics), key="severity_rates")
     table = pd.DataFrame.from_dict(view.metrics["by_severity"], orient="index")
     table.index.name = "severity"
     st.dataframe(table.reset_index(), hide_index=True)
@@ -221,6 +224,75 @@ def _case_detail(row: pd.Series) -> None:
         st.json(row["extra"])
 
 
+def _valid_runs() -> list:
+    return [(s, d) for s, d in context().runs if d.run is not None and len(d.frame)]
+
+
+def compare() -> None:
+    st.title("Compare two runs")
+    from ..compare import changed_cases
+    from ..presentation import comparison_reading, fmt_signed_interval
+    from .state import comparison_cached
+
+    runs = _valid_runs()
+    if len(runs) < 2:
+        st.info("Comparing needs at least two valid runs; add one in the sidebar.")
+        return
+    labels = [s.label for s, _ in runs]
+    left, right = st.columns(2)
+    base_label = left.selectbox("Base", labels, index=0, key="compare_base")
+    candidate_label = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="compare_candidate")
+    (bs, bd), (cs, cd) = runs[labels.index(base_label)], runs[labels.index(candidate_label)]
+    cmp = comparison_cached(bs.digest, cs.digest, bd, cd)
+    for warning in cmp["warnings"]:
+        st.warning(warning)
+    for line in comparison_reading(cmp):
+        st.text(line)
+    headline = pd.DataFrame([{"figure": name.replace("_", " "), "base": h["base"], "candidate": h["candidate"],
+                              "change": h["delta"], "95% CI of change": fmt_signed_interval(h["ci"]), "better when": h["better"]}
+                             for name, h in cmp["headline"].items()])
+    st.dataframe(headline, hide_index=True)
+    _plot(charts.category_delta_chart(cmp), key="compare_categories")
+    st.dataframe(pd.DataFrame(cmp["by_category"]), hide_index=True)
+    for title, ids in ((f"Newly failing ({len(cmp['newly_failing'])})", cmp["newly_failing"]),
+                       (f"Newly passing ({len(cmp['newly_passing'])})", cmp["newly_passing"])):
+        st.subheader(title)
+        if ids:
+            st.dataframe(changed_cases(bd.run, cd.run, ids), hide_index=True)
+        else:
+            st.text("None.")
+    if st.button("Prepare the HTML comparison", key="prepare_compare"):
+        from ..export import render_compare_html
+
+        failing = changed_cases(bd.run, cd.run, cmp["newly_failing"]).to_dict("records")
+        passing = changed_cases(bd.run, cd.run, cmp["newly_passing"]).to_dict("records")
+        st.download_button("Download HTML comparison", render_compare_html(cmp, failing, passing),
+                           file_name="comparison.html", mime="text/html", key="download_compare")
+
+
+def trend_page() -> None:
+    st.title("Trend")
+    from ..compare import trend
+
+    runs = _valid_runs()
+    if not runs:
+        st.info("No valid runs loaded.")
+        return
+    suites = sorted({d.run.run.suite for _, d in runs})
+    suite = st.selectbox("Suite", suites, key="trend_suite")
+    data = trend([d.run for _, d in runs], suite=suite)
+    for warning in data["warnings"]:
+        st.text(warning)
+    _plot(charts.trend_chart(data), key="trend_chart")
+    st.dataframe(pd.DataFrame([{k: v for k, v in p.items() if k != "by_category"} for p in data["points"]]), hide_index=True)
+    _plot(charts.trend_category_chart(data), key="trend_categories")
+    if st.button("Prepare the HTML trend report", key="prepare_trend"):
+        from ..export import render_trend_html
+
+        st.download_button("Download HTML trend report", render_trend_html(data), file_name="trend.html",
+                           mime="text/html", key="download_trend")
+
+
 PAGES = (
     ("overview", "Overview", overview),
     ("categories", "Categories", categories),
@@ -228,6 +300,8 @@ PAGES = (
     ("failure_modes", "Failure modes", failure_modes),
     ("observability", "Observability", observability),
     ("cases", "Cases", cases),
+    ("compare", "Compare", compare),
+    ("trend", "Trend", trend_page),
 )
 
 

@@ -61,6 +61,13 @@ def observability_cached(digest: str, filters: Filters, _view: RunView) -> dict:
     return view_observability(_view)
 
 
+@st.cache_resource(max_entries=16, show_spinner="Comparing the runs...")
+def comparison_cached(base_digest: str, candidate_digest: str, _base: RunData, _candidate: RunData) -> dict:
+    from ..compare import compare_runs
+
+    return compare_runs(_base.run, _candidate.run)
+
+
 @dataclass
 class Source:
     label: str

@@ -1,0 +1,3 @@
+from reporting.ui.pages import compare
+
+compare()
