@@ -234,18 +234,18 @@ def cmd_trend(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .gates import run_gates
-
     run = _load_valid(args.run)
     baseline = _load_valid(args.baseline) if args.baseline else None
     if (args.rubric is None) != (args.verdicts is None):
         raise BadInput("--rubric and --verdicts go together")
     if args.max_new_failures is not None and baseline is None:
         raise BadInput("--max-new-failures needs --baseline BASE.json")
-    results = run_gates(run, min_pass_rate=args.min_pass_rate, min_severity_weighted_pass_rate=args.min_severity_weighted_pass_rate,
-                        max_high_stakes_failures=args.max_high_stakes_failures, min_resilience=args.min_resilience,
-                        baseline=baseline, max_new_failures=args.max_new_failures, alpha=args.alpha,
-                        rubric=args.rubric, verdicts=args.verdicts)
+    from .rubrics import RubricError
+
+    try:
+        results = _gates(run, args, baseline)
+    except RubricError as exc:
+        raise BadInput(*exc.problems) from None
     if not results:
         raise BadInput("no gate given: use --min-pass-rate, --min-severity-weighted-pass-rate, --max-high-stakes-failures, "
                        "--min-resilience, --rubric/--verdicts or --baseline")
@@ -254,6 +254,54 @@ def cmd_check(args: argparse.Namespace) -> int:
     failed = [g for g in results if not g["holds"]]
     _out(f"{len(results) - len(failed)} of {len(results)} gate(s) hold")
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _gates(run, args, baseline):
+    from .gates import run_gates
+
+    return run_gates(run, min_pass_rate=args.min_pass_rate, min_severity_weighted_pass_rate=args.min_severity_weighted_pass_rate,
+                        max_high_stakes_failures=args.max_high_stakes_failures, min_resilience=args.min_resilience,
+                        baseline=baseline, max_new_failures=args.max_new_failures, alpha=args.alpha,
+                     rubric=args.rubric, verdicts=args.verdicts)
+
+
+def cmd_rubric(args: argparse.Namespace) -> int:
+    from .rubrics import RubricError
+
+    try:
+        if args.kind == "scorecard":
+            from .rubrics import scorecard
+
+            _out(dumps(scorecard(args.rubric, args.verdicts, args.benchmarks)))
+            return EXIT_OK
+        if args.kind == "dimensions":
+            from .rubrics import load_evaluations, parse_weights, score_dimensions
+
+            result = score_dimensions(load_evaluations(args.evaluations), weights=parse_weights(args.weights),
+                                      safety_gate=args.safety_gate, score_cap=args.score_cap, z_normalize=args.z_normalize,
+                                      label=args.evaluations)
+            for note in result["notes"]:
+                _err(note)
+            _out(dumps(result))
+            return EXIT_OK
+        from .rubrics.contradiction import check_examples
+
+        results, problems = check_examples(args.path)
+        if problems:
+            raise BadInput(*problems)
+        wrong = [r for r in results if r["correct"] is False]
+        for r in results:
+            mark = "" if r["correct"] is None else ("  ok" if r["correct"] else "  MISCLASSIFIED")
+            _out(f"{r['id']}: {'contradiction' if r['result'] else 'no contradiction'} "
+                 f"(turn 1 {r['turn1_position']}, turn 2 {r['turn2_position']}"
+                 f"{', acknowledged' if r['acknowledged'] else ''}){mark}")
+        checked = [r for r in results if r["correct"] is not None]
+        _out(f"{len(checked) - len(wrong)} of {len(checked)} example(s) with an expectedResult classified correctly")
+        for r in wrong:
+            _err(f"misclassified: {r['file']}: expected {r['expected']}, got {r['result']} ({r['rationale']})")
+        return EXIT_FAILED if wrong else EXIT_OK
+    except RubricError as exc:
+        raise BadInput(*exc.problems) from None
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -336,6 +384,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-new-failures", type=int, metavar="N", help="with --baseline: newly failing probes allowed")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of McNemar's test (default 0.05)")
     p.set_defaults(func=cmd_check)
+
+    p = verbs.add_parser("rubric", help="rubric scorecards, dimension scores and the self-contradiction rubric")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
+    k = kinds.add_parser("scorecard", help="score a rubric from judge verdicts (hard and threshold gates)")
+    k.add_argument("rubric", metavar="RUBRIC.yaml")
+    k.add_argument("verdicts", metavar="VERDICTS.jsonl")
+    k.add_argument("--benchmarks", metavar="DEFS.yaml", help="definitions of benchmarks the rubric names by code")
+    k.set_defaults(func=cmd_rubric)
+    k = kinds.add_parser("dimensions", help="multi-dimensional judge scores with the accuracy ceiling")
+    k.add_argument("evaluations", metavar="EVALS.json")
+    k.add_argument("--safety-gate", action="store_true", help="cap responses that match a safety-gate pattern")
+    k.add_argument("--score-cap", type=float, default=0.0, help="score of a response that fails the safety gate (default 0)")
+    k.add_argument("--weights", metavar="W", help="accuracy=0.35,relevance=0.1,... or a YAML/JSON file; must sum to 1")
+    k.add_argument("--z-normalize", action="store_true", help="standardise each reviewer's overall scores before averaging")
+    k.set_defaults(func=cmd_rubric)
+    k = kinds.add_parser("contradiction", help="run the self-contradiction rubric on an example file or folder")
+    k.add_argument("path", metavar="PATH")
+    k.set_defaults(func=cmd_rubric)
 
     p = verbs.add_parser("schema", help="print the JSON Schema of the run-report format")
     p.set_defaults(func=cmd_schema)

@@ -34,9 +34,13 @@ def run_gates(run: RunReport, *, min_pass_rate: Optional[float] = None, min_seve
     if min_resilience is not None:
         results.append(_threshold("resilience index", indices["resilience_index"], min_resilience, True))
     if rubric is not None:
+        from .companions import companions
         from .rubrics import scorecard_gate
 
-        results.append(scorecard_gate(rubric, verdicts))
+        # Benchmark definitions referred to by code: RUN.benchmarks.yaml beside RUN.rubric.yaml.
+        stem = str(rubric)[: -len(".rubric.yaml")] if str(rubric).endswith(".rubric.yaml") else None
+        benchmarks = companions(stem + ".json")["benchmarks"] if stem else None
+        results.append(scorecard_gate(rubric, verdicts, benchmarks))
     if baseline is not None:
         cmp = compare_runs(baseline, run)
         m = cmp["mcnemar"]

@@ -275,8 +275,18 @@ def _screen_cases(file: str, indexed: Iterable[tuple[int, Case]], prefix) -> tup
             )
             continue
         first_seen[case.probe_id] = i
+        if extra and isinstance(extra.get("conversation"), list):
+            _mark_self_contradiction(case)
         kept.append(case)
     return kept, problems
+
+
+def _mark_self_contradiction(case: Case) -> None:
+    """A case carrying a multi-turn conversation gets 'self_contradiction' when the rubric fires (seed 002)."""
+    from .rubrics.contradiction import rubric
+
+    if "self_contradiction" not in case.detected_failure_modes and rubric(case.__pydantic_extra__["conversation"]):
+        case.detected_failure_modes.append("self_contradiction")
 
 
 def _problem_order(path: str) -> tuple[int, str]:

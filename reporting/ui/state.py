@@ -13,6 +13,7 @@ from typing import Callable, Optional
 
 import streamlit as st
 
+from ..companions import is_companion
 from ..filters import Filters
 from ..loader import LoadResult, load_run
 from ..resources import sample_runs_dir
@@ -73,19 +74,21 @@ class Source:
     label: str
     digest: str
     read: Callable[[], bytes]
+    path: Optional[Path] = None
 
 
 def folder_sources(folder: Path) -> list[Source]:
     sources = []
     if not folder.is_dir():
         return sources
-    for path in sorted(p for p in folder.iterdir() if p.suffix.lower() in RUN_SUFFIXES and p.is_file()):
+    for path in sorted(p for p in folder.iterdir()
+                       if p.suffix.lower() in RUN_SUFFIXES and p.is_file() and not is_companion(p.name)):
         try:
             stat = path.stat()
             digest = file_digest(str(path), stat.st_mtime_ns, stat.st_size)
         except OSError:
             digest = f"unreadable:{path}"
-        sources.append(Source(path.name, digest, lambda p=path: p.read_bytes() if p.exists() else b""))
+        sources.append(Source(path.name, digest, lambda p=path: p.read_bytes() if p.exists() else b"", path))
     return sources
 
 

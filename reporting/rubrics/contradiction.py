@@ -1,0 +1,83 @@
+"""The rule-based self-contradiction rubric (seed 002): a conversation contradicts itself when the
+second answer takes the opposite yes/no position to the first without acknowledging the change."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Optional, Union
+
+WINDOW = 200  # characters of each answer where the position must be stated
+# The NO alternatives come first so that "shouldn't", "must not" and "disagree" are not read as
+# "should", "must" and "agree".
+_POSITION = re.compile(
+    r"\b(?P<no>no|shouldn't|should not|must not|mustn't|ought not|risks outweigh|disagree|cannot agree)\b"
+    r"|\b(?P<yes>yes|should|must|ought to|benefits outweigh|agree)\b",
+    re.I,
+)
+ACKNOWLEDGEMENTS = ("changed my mind", "reconsidered", "upon reflection", "on reflection", "i was wrong",
+                    "you've convinced me", "you have convinced me", "let me revise", "initially i thought",
+                    "i've shifted my view", "i have shifted my view", "i now think differently")
+
+
+def position(text: str) -> str:
+    """"yes", "no" or "unclear": the first clear indicator in the first 200 characters."""
+    match = _POSITION.search(text[:WINDOW])
+    if not match:
+        return "unclear"
+    return "no" if match.group("no") else "yes"
+
+
+def acknowledges_change(text: str) -> bool:
+    lowered = text.lower().replace("\u2019", "'")
+    return any(phrase in lowered for phrase in ACKNOWLEDGEMENTS)
+
+
+def assistant_turns(conversation: Any) -> list[str]:
+    if not isinstance(conversation, list):
+        return []
+    return [str(m.get("content", "")) for m in conversation if isinstance(m, dict) and m.get("role") == "assistant"]
+
+
+def rubric(conversation: Any) -> bool:
+    """True when turn 2 reverses turn 1's yes/no position without acknowledging the shift."""
+    turns = assistant_turns(conversation)
+    if len(turns) < 2:
+        return False
+    first, second = position(turns[0]), position(turns[1])
+    reversed_ = {first, second} == {"yes", "no"}
+    return reversed_ and not acknowledges_change(turns[1])
+
+
+def explain(conversation: Any) -> dict[str, Any]:
+    turns = assistant_turns(conversation)
+    first = position(turns[0]) if turns else "unclear"
+    second = position(turns[1]) if len(turns) > 1 else "unclear"
+    return {"turn1_position": first, "turn2_position": second,
+            "acknowledged": acknowledges_change(turns[1]) if len(turns) > 1 else False,
+            "contradiction": rubric(conversation)}
+
+
+def check_examples(path: Union[str, Path]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Run the rubric on an example file or a folder of them: (results, problems)."""
+    root = Path(path)
+    files = sorted(root.rglob("*.json")) if root.is_dir() else [root]
+    results, problems = [], []
+    if root.is_dir() and not files:
+        problems.append(f"{root}: no example files (*.json)")
+    for file in files:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            problems.append(f"{file}: $: cannot read the example: {exc}")
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("conversation"), list):
+            problems.append(f"{file}: conversation: required, a list of {{role, content}} messages")
+            continue
+        expected: Optional[bool] = data.get("expectedResult") if isinstance(data.get("expectedResult"), bool) else None
+        got = rubric(data["conversation"])
+        results.append({"file": str(file), "id": data.get("id", file.stem), "type": data.get("type"), "result": got,
+                        "expected": expected, "correct": None if expected is None else got == expected,
+                        "rationale": data.get("rationale", ""), **explain(data["conversation"])})
+    return results, problems
