@@ -153,6 +153,23 @@ def trend_category_chart(trend: dict[str, Any]) -> go.Figure:
     return _layout(fig, "Pass rate by category over time", height=260 * rows + 80)
 
 
+def dimension_heatmap(result: dict[str, Any]) -> go.Figure:
+    """Mean score per response and dimension (1-10), from the reviewers' dimension scores."""
+    from .rubrics.dimensions import DIMENSIONS
+
+    rows = [r for r in result["responses"] if r["dimensions"]]
+    if not rows:
+        return empty_figure("Dimension scores", "No dimension scores")
+    z = [[r["dimensions"][d] for d in DIMENSIONS] for r in rows]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(DIMENSIONS), y=[esc(r["response"]) for r in rows], zmin=1, zmax=10, colorscale="RdYlGn",
+        text=[[f"{v:.1f}" for v in row] for row in z], texttemplate="%{text}",
+        hovertemplate="%{y} / %{x}: %{z:.2f}<extra></extra>", colorbar=dict(title="score"),
+    ))
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, "Dimension scores (mean over reviewers)", height=max(260, 60 * len(rows) + 140))
+
+
 def category_risk_box(frame: pd.DataFrame) -> go.Figure:
     """Distribution of risk per category, as precomputed box statistics (small at any run size)."""
     if frame.empty:

@@ -102,7 +102,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     _refuse_overwriting_input(output, args.run)
     filters = _filters(args)
     report = build_report(run, filters=filters, min_cases=args.min_cases, seed=args.seed)
-    html = render_html(report, title=args.title, timestamp=stamp)
+    from .companions import companions, rubric_results
+
+    found = companions(args.run)
+    rubric_files = {key: getattr(args, key) or found[key] for key in ("rubric", "verdicts", "benchmarks", "dimensions")}
+    rubrics = rubric_results(**rubric_files) if any(rubric_files.values()) else None
+    if rubrics and rubrics["problems"]:
+        raise BadInput(*rubrics["problems"])
+    html = render_html(report, title=args.title, timestamp=stamp, rubrics=rubrics)
     write_atomic(output, html)
     shown = report["filters"]["cases_shown"]
     _err(f"wrote {output}: {shown} of {len(run.cases)} case(s), {len(html) / 1e6:.1f} MB")
@@ -196,9 +203,11 @@ def _runs_in(folder: str) -> list:
 
     if not os.path.isdir(folder):
         raise BadInput(f"{folder}: not a folder of run reports")
+    from .companions import is_companion
+
     runs, problems = [], []
     for name in sorted(os.listdir(folder)):
-        if not name.lower().endswith((".json", ".jsonl", ".ndjson")):
+        if not name.lower().endswith((".json", ".jsonl", ".ndjson")) or is_companion(name):
             continue
         result = load_run(os.path.join(folder, name))
         if result.ok:
@@ -336,6 +345,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timestamp", metavar="WHEN", help="the 'generated' time (ISO 8601 or epoch seconds); default $SOURCE_DATE_EPOCH or now")
     p.add_argument("--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the embedding and clustering (default 0)")
+    p.add_argument("--rubric", metavar="RUBRIC.yaml", help="default: RUN.rubric.yaml next to the run, if present")
+    p.add_argument("--verdicts", metavar="V.jsonl", help="default: RUN.verdicts.jsonl next to the run, if present")
+    p.add_argument("--benchmarks", metavar="DEFS.yaml", help="default: RUN.benchmarks.yaml next to the run, if present")
+    p.add_argument("--dimensions", metavar="EVALS.json", help="default: RUN.dimensions.json next to the run, if present")
     _add_filter_options(p)
     p.set_defaults(func=cmd_export)
 

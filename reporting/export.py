@@ -147,13 +147,18 @@ def generated_at(timestamp: Optional[str] = None) -> str:
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def render_html(report: dict[str, Any], *, title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
-    """The self-contained HTML report of a recomputed report (``build_report`` / ``report_dict``)."""
+def render_html(report: dict[str, Any], *, title: Optional[str] = None, timestamp: Optional[str] = None,
+                rubrics: Optional[dict[str, Any]] = None) -> str:
+    """The self-contained HTML report of a recomputed report (``build_report`` / ``report_dict``).
+
+    ``rubrics`` (from ``companions.rubric_results``) adds the Rubrics section.
+    """
     with gc_paused():
-        return _render_html(report, title, timestamp)
+        return _render_html(report, title, timestamp, rubrics)
 
 
-def _render_html(report: dict[str, Any], title: Optional[str], timestamp: Optional[str]) -> str:
+def _render_html(report: dict[str, Any], title: Optional[str], timestamp: Optional[str],
+                 rubrics: Optional[dict[str, Any]]) -> str:
     metrics = report["aggregate_metrics"]
     obs = report["observability"]
     run = report["run"]
@@ -171,12 +176,19 @@ def _render_html(report: dict[str, Any], title: Optional[str], timestamp: Option
         "mi_reading": mutual_information_reading(obs),
         "drift": report.get("drift", []),
         "methodology": METHODOLOGY,
-        "figures": figures_json(report),
-        "data": page_data(report),
+        "figures": {**figures_json(report), **_rubric_figures(rubrics)},
+        "data": {**page_data(report), **({"rubrics": rubrics} if rubrics else {})},
+        "rubrics": rubrics,
         "plotly_js": _trusted_plotly_js(),
         "scatter_cap": HTML_SCATTER_CAP,
     }
     return environment().get_template("report.html.j2").render(**context)
+
+
+def _rubric_figures(rubrics: Optional[dict[str, Any]]) -> dict[str, Any]:
+    if not rubrics or not rubrics.get("dimensions"):
+        return {}
+    return {"dimensions": json.loads(pio.to_json(charts.dimension_heatmap(rubrics["dimensions"]), validate=False))}
 
 
 def _filter_lines(filters: dict[str, Any]) -> list[str]:

@@ -234,3 +234,23 @@ def test_trend_page_orders_runs_in_time(samples, monkeypatch):
     assert not at.exception and len(at.get("plotly_chart")) == 2
     table = at.dataframe[0].value
     assert list(table["created_at"]) == sorted(table["created_at"]) and len(table) == 3
+
+
+def test_rubrics_page_shows_scorecard_dimensions_and_contradictions(samples, monkeypatch):
+    from reporting.rubrics import scorecard
+
+    at = app(samples, monkeypatch).run()
+    at.sidebar.selectbox(key="run_choice").set_value("acme-assistant-v2.json").run()
+    page(at, "rubrics")
+    assert not at.exception
+    card = scorecard(samples / "acme-assistant-v2.rubric.yaml", samples / "acme-assistant-v2.verdicts.jsonl")
+    assert any(t.startswith(f"AGENT-SAFETY Agent safety release scorecard: {card['score']:.3f}") for t in texts(at))
+    tree = at.dataframe[0].value
+    assert tree["result"].iloc[0] == "PASS" and len(tree) == 1 + 2 + 2 + 4
+    assert len(at.get("plotly_chart")) == 1  # the dimension heat map
+    assert any("12 of 12 classified as expected" in t for t in texts(at))
+    at.sidebar.selectbox(key="run_choice").set_value("acme-assistant-v1.json").run()
+    assert any("No scorecard" in i.value for i in at.info)
+    contradictions = at.dataframe[0].value
+    assert set(contradictions["probe_id"]) == {"MI-004", "MI-008"}
+    assert dict(zip(contradictions["probe_id"], contradictions["contradiction"])) == {"MI-004": True, "MI-008": False}

@@ -16,9 +16,14 @@ def test_wheel_ships_templates_and_samples_and_works_installed(tmp_path):
     assert build.returncode == 0, build.stderr
     wheel = next((tmp_path / "dist").glob("runlens-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    samples = sorted(p.name for p in (ROOT / "sample_runs").glob("*.json"))
-    for name in samples:
+    from reporting.companions import is_companion
+
+    shipped = sorted(p.name for p in (ROOT / "sample_runs").iterdir() if p.suffix in (".json", ".jsonl", ".yaml"))
+    for name in shipped:
         assert f"reporting/sample_runs/{name}" in names
+    samples = [n for n in shipped if not is_companion(n)]
+    assert "reporting/patterns.yaml" in names and "reporting/examples/a-ref.rubric.yaml" in names
+    assert "reporting/suites/agent-safety-core.probes.jsonl" in names
     templates = sorted(p.name for p in (ROOT / "templates").iterdir() if p.suffix in (".html", ".j2", ".css", ".js"))
     for name in templates:
         assert f"reporting/templates/{name}" in names

@@ -80,14 +80,17 @@ def parse_raw(raw: str) -> Optional[dict[str, Any]]:
             return json.loads(match)
         except json.JSONDecodeError:
             continue
-    for start in [i for i, ch in enumerate(raw) if ch == "{"][::-1][:50]:
+    decoder, last, start = json.JSONDecoder(), None, raw.find("{")
+    while start != -1:
         try:
-            value, _ = json.JSONDecoder().raw_decode(raw[start:])
-            if isinstance(value, dict):
-                return value
+            value, end = decoder.raw_decode(raw, start)
         except json.JSONDecodeError:
+            start = raw.find("{", start + 1)
             continue
-    return None
+        if isinstance(value, dict):
+            last = value  # a top-level object; skip over it so its inner objects are not taken
+        start = raw.find("{", end)
+    return last
 
 
 def _usable(entry: Any) -> Optional[dict[str, float]]:

@@ -14,6 +14,11 @@ def export_button(ctx: Context) -> None:
     view = ctx.view
     st.subheader("Share")
     if st.button("Prepare the HTML report of this view", key="prepare_export"):
-        html = render_html(report_dict(view, ctx.observability()))
+        from ..companions import companions, rubric_results
+
+        source = ctx.current[0]
+        found = companions(source.path) if source.path is not None else {}
+        rubrics = rubric_results(**found) if any(found.values()) else None
+        html = render_html(report_dict(view, ctx.observability()), rubrics=rubrics)
         st.download_button("Download HTML report", html, file_name=f"{view.data.run.run.run_id}-report.html",
                            mime="text/html", key="download_export")

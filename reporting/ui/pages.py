@@ -293,6 +293,102 @@ def trend_page() -> None:
                            mime="text/html", key="download_trend")
 
 
+def rubrics_page() -> None:
+    st.title("Rubrics")
+    import json as _json
+    import tempfile
+    from pathlib import Path
+
+    from ..companions import companions, rubric_results
+    from ..rubrics import ANCHORS, DIMENSIONS, flatten_scorecard
+    from ..rubrics.contradiction import check_examples, explain
+    from ..resources import examples_dir
+
+    ctx = context()
+    found = {"rubric": None, "benchmarks": None, "verdicts": None, "dimensions": None}
+    if ctx.current is not None and ctx.current[0].path is not None:
+        found = companions(ctx.current[0].path)
+        st.text("Files found next to the run: " + (", ".join(p.name for p in found.values() if p) or "none") +
+                "  (naming: RUN.rubric.yaml, RUN.verdicts.jsonl, RUN.benchmarks.yaml, RUN.dimensions.json)")
+    with st.expander("Upload rubric files instead"):
+        uploads = {
+            "rubric": st.file_uploader("Rubric (YAML)", type=["yaml", "yml"], key="up_rubric"),
+            "benchmarks": st.file_uploader("Benchmark definitions (YAML)", type=["yaml", "yml"], key="up_benchmarks"),
+            "verdicts": st.file_uploader("Judge verdicts (JSON Lines)", type=["jsonl"], key="up_verdicts"),
+            "dimensions": st.file_uploader("Dimension scores (JSON)", type=["json"], key="up_dimensions"),
+        }
+    folder = Path(tempfile.mkdtemp(prefix="runlens-rubrics-"))
+    for key, upload in uploads.items():
+        if upload is not None:
+            target = folder / upload.name
+            target.write_bytes(upload.getvalue())
+            found[key] = target
+    left, right = st.columns(2)
+    safety = left.checkbox("Safety gate (cap responses that match a safety pattern at 0)", value=True, key="rubric_safety")
+    z_norm = right.checkbox("z-normalise each reviewer's scores", value=False, key="rubric_z")
+    results = rubric_results(found["rubric"], found["verdicts"], found["benchmarks"], None, safety)
+    if found["dimensions"]:
+        from ..rubrics import RubricError, load_evaluations, score_dimensions
+
+        try:
+            results["dimensions"] = score_dimensions(load_evaluations(found["dimensions"]), safety_gate=safety,
+                                                     z_normalize=z_norm, label=found["dimensions"].name)
+        except RubricError as exc:
+            results["problems"] += exc.problems
+    if results["problems"]:
+        st.error("The rubric files have problems; each is listed below.")
+        st.code("\n".join(results["problems"]), language=None, wrap_lines=True)
+
+    st.subheader("Scorecard")
+    card = results["scorecard"]
+    if card is None:
+        st.info("No scorecard: add RUN.rubric.yaml and RUN.verdicts.jsonl next to the run, or upload them above.")
+    else:
+        verdict = "PASS" if card["passed"] else f"FAIL (decided by {card['decided_by']})"
+        st.text(f"{card['code']} {card['label']}: {card['score']:.3f} against {card['passing_threshold']:.2f} -> {verdict}")
+        rows = flatten_scorecard(card)
+        for row in rows:
+            row["item"] = "    " * row["depth"] + f"{row['code']} {row['label']}"
+        st.dataframe(pd.DataFrame(rows)[["item", "kind", "score", "threshold", "weight", "method", "criticality", "n",
+                                          "result", "decided_by"]], hide_index=True)
+
+    st.subheader("Dimension scores")
+    dims = results["dimensions"]
+    if dims is None:
+        st.info("No dimension scores: add RUN.dimensions.json next to the run, or upload one above.")
+    else:
+        st.text(f"Query: {dims['query']}")
+        _plot(charts.dimension_heatmap(dims), key="dimension_heatmap")
+        table = pd.DataFrame([{"rank": dims["ranking"].index(r["response"]) + 1 if r["response"] in dims["ranking"] else None,
+                               "response": r["response"], "overall": r["overall"], "ceiling applied": r["ceiling_applied"],
+                               "safety": "passed" if r["safety"].get("passed") is not False else
+                               "FAILED: " + ", ".join(r["safety"]["flagged_patterns"]), "reviews": r["reviews"]}
+                              for r in dims["responses"]]).sort_values("rank")
+        st.dataframe(table, hide_index=True)
+        st.text("Inter-reviewer spread (mean standard deviation across reviewers):")
+        st.dataframe(pd.DataFrame([{"dimension": d, "spread": dims["reviewer_spread"][d]} for d in DIMENSIONS]), hide_index=True)
+        for note in dims["notes"]:
+            st.text(note)
+        with st.expander("Scoring anchors (ADR-016)"):
+            for dimension, anchors in ANCHORS.items():
+                st.text(dimension + ":\n  " + "\n  ".join(anchors))
+
+    st.subheader("Self-contradiction")
+    view = ctx.view
+    with_conversation = [] if view is None else [
+        {"probe_id": row.probe_id, **explain(row.extra["conversation"])}
+        for row in view.frame.itertuples(index=False) if isinstance(row.extra, dict) and isinstance(row.extra.get("conversation"), list)]
+    if with_conversation:
+        st.dataframe(pd.DataFrame(with_conversation), hide_index=True)
+    else:
+        st.text("No case of this run carries a multi-turn 'conversation' field.")
+    examples, _ = check_examples(examples_dir() / "contradiction")
+    correct = sum(1 for e in examples if e["correct"])
+    st.text(f"Validation examples shipped with RunLens: {correct} of {len(examples)} classified as expected.")
+    st.dataframe(pd.DataFrame(examples)[["id", "type", "result", "expected", "turn1_position", "turn2_position",
+                                         "acknowledged", "rationale"]], hide_index=True)
+
+
 PAGES = (
     ("overview", "Overview", overview),
     ("categories", "Categories", categories),
@@ -302,6 +398,7 @@ PAGES = (
     ("cases", "Cases", cases),
     ("compare", "Compare", compare),
     ("trend", "Trend", trend_page),
+    ("rubrics", "Rubrics", rubrics_page),
 )
 
 

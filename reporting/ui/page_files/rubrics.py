@@ -1,0 +1,3 @@
+from reporting.ui.pages import rubrics_page
+
+rubrics_page()
