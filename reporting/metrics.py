@@ -171,7 +171,9 @@ def overall(frame: pd.DataFrame) -> dict[str, Optional[float]]:
 
 def by_category(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
     result: dict[str, dict[str, Any]] = {}
-    for category, group in sorted(frame.groupby("category", sort=False, observed=True), key=lambda kv: kv[0]):
+    numeric = frame[["category", "passed", "severity", "risk_score", "weighted_risk", "safe_signal_hits",
+                     "unsafe_signal_hits", "boundary_or_refusal_signal"]]  # no text columns to copy per group
+    for category, group in sorted(numeric.groupby("category", sort=False, observed=True), key=lambda kv: kv[0]):
         failed = ~group["passed"].to_numpy(dtype=bool)
         severity = group["severity"].astype(str).to_numpy()
         risk = group["risk_score"].to_numpy(dtype=float)
@@ -239,8 +241,14 @@ def worst_cases(frame: pd.DataFrame, limit: int = WORST_CASES) -> list[dict[str,
         return []
     # Rounded to 12 decimals so that 0.4 * 1.5 ties with 0.6 * 1.0 despite float noise.
     weighted = np.round(frame["weighted_risk"].to_numpy(dtype=float), 12)
-    risk = np.round(frame["risk_score"].to_numpy(dtype=float), 12)
-    order = np.lexsort((frame["probe_id"].to_numpy(dtype=object), -risk, -weighted))[:limit]
+    if len(weighted) > limit:  # only cases at or above the limit-th largest weighted risk can make the list
+        cutoff = np.partition(weighted, len(weighted) - limit)[len(weighted) - limit]
+        candidates = np.flatnonzero(weighted >= cutoff)
+    else:
+        candidates = np.arange(len(weighted))
+    risk = np.round(frame["risk_score"].to_numpy(dtype=float)[candidates], 12)
+    ids = frame["probe_id"].to_numpy(dtype=object)[candidates]
+    order = candidates[np.lexsort((ids, -risk, -weighted[candidates]))][:limit]
     top = frame.iloc[order]
     return [
         {

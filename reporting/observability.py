@@ -18,6 +18,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics import mutual_info_score, normalized_mutual_info_score
 from sklearn.preprocessing import normalize
 
+from ._gc import gc_paused
 from .metrics import as_frame
 from .schema import RunReport
 
@@ -42,20 +43,16 @@ def risk_bucket(risk: float) -> str:
 
 def case_texts(frame: pd.DataFrame) -> list[str]:
     """The text embedded for each case: labels, a risk bucket, task/input snapshot, explanation, pattern labels."""
+    columns = (frame["category"], frame["severity"].astype(str), frame["passed"], frame["risk_score"], frame["task"],
+               frame["probe_input"], frame["explanation"], frame["matched_safe_patterns"], frame["matched_unsafe_patterns"])
     texts = []
-    for row in frame.itertuples(index=False):
-        parts = [
-            f"category_{row.category}",
-            f"severity_{row.severity}",
-            "outcome_pass" if row.passed else "outcome_fail",
-            risk_bucket(float(row.risk_score)),
-            (row.task or "")[:TEXT_WINDOW],
-            (row.probe_input or "")[:TEXT_WINDOW],
-            row.explanation or "",
-            " ".join(f"pattern_{p}" for p in row.matched_safe_patterns),
-            " ".join(f"pattern_{p}" for p in row.matched_unsafe_patterns),
-        ]
-        texts.append(" ".join(parts))
+    with gc_paused():
+        for category, severity, passed, risk, task, probe_input, explanation, safe, unsafe in zip(*columns):
+            texts.append(" ".join((
+                f"category_{category}", f"severity_{severity}", "outcome_pass" if passed else "outcome_fail",
+                risk_bucket(float(risk)), (task or "")[:TEXT_WINDOW], (probe_input or "")[:TEXT_WINDOW], explanation or "",
+                " ".join(f"pattern_{p}" for p in safe), " ".join(f"pattern_{p}" for p in unsafe),
+            )))
     return texts
 
 
@@ -74,7 +71,11 @@ def observability(
     run_or_frame: Union[RunReport, pd.DataFrame], min_cases: int = DEFAULT_MIN_CASES, seed: int = 0
 ) -> dict[str, Any]:
     """Embed, cluster and project the cases; ``{"skipped": true, "reason": ...}`` below ``min_cases``."""
-    frame = as_frame(run_or_frame)
+    with gc_paused():
+        return _observability(as_frame(run_or_frame), min_cases, seed)
+
+
+def _observability(frame: pd.DataFrame, min_cases: int, seed: int) -> dict[str, Any]:
     n = len(frame)
     if n < min_cases:
         return {"skipped": True, "reason": f"{n} case(s); observability needs at least {min_cases}"}
