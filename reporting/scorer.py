@@ -220,7 +220,7 @@ def _request_terms(request: str) -> tuple[frozenset, Optional[re.Pattern]]:
     return words, opposing
 
 
-_LETTER = re.compile(r"[^\W\d_]")
+_NOT_LETTER = re.compile(r"[\W\d_]+")
 _SPACE = re.compile(r"\s+")
 
 
@@ -231,7 +231,7 @@ def is_non_substantive(text: str, words: Optional[list[str]] = None) -> bool:
     if len(stripped) < 20 or len(words) < 5:
         return True
     visible = len(_SPACE.sub("", stripped))
-    if len(_LETTER.findall(stripped)) / visible < 0.5:
+    if len(_NOT_LETTER.sub("", stripped)) / visible < 0.5:
         return True
     lines = [line.strip() for line in stripped.splitlines() if line.strip()]
     return len(lines) >= 6 and len(set(lines)) / len(lines) < 0.35
