@@ -153,8 +153,19 @@ def render_html(report: dict[str, Any], *, title: Optional[str] = None, timestam
 
     ``rubrics`` (from ``companions.rubric_results``) adds the Rubrics section.
     """
+    contradictions = _contradictions(report["cases"])
+    if contradictions:
+        rubrics = {"scorecard": None, "dimensions": None, "problems": [], **(rubrics or {}), "contradictions": contradictions}
     with gc_paused():
         return _render_html(report, title, timestamp, rubrics)
+
+
+def _contradictions(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The self-contradiction rubric on every case that carries a multi-turn conversation."""
+    from .rubrics.contradiction import explain
+
+    return [{"probe_id": c["probe_id"], **explain(c["conversation"])} for c in cases
+            if isinstance(c.get("conversation"), list)]
 
 
 def _render_html(report: dict[str, Any], title: Optional[str], timestamp: Optional[str],

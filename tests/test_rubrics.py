@@ -258,3 +258,13 @@ def test_check_rubric_gate_and_export_section(tmp_path):
     assert 'id="rubrics"' in html and "AGENT-SAFETY" in html and 'data-figure="dimensions"' in html
     data = json.loads(html.split('id="report-data">')[1].split("</script>")[0])
     assert data["rubrics"]["scorecard"]["score"] == pytest.approx(scorecard(rubric_file, verdict_file)["score"])
+
+
+def test_export_shows_contradiction_results_for_cases_with_a_conversation(tmp_path):
+    out = tmp_path / "v1.html"
+    assert cli("export", ROOT / "sample_runs" / "acme-assistant-v1.json", "-o", out, "--timestamp", "0").returncode == 0
+    html = out.read_text()
+    table = html.split('id="contradictions"')[1].split("</table>")[0]
+    assert "MI-004" in table and "MI-008" in table and table.count("CONTRADICTION") == 1
+    data = json.loads(html.split('id="report-data">')[1].split("</script>")[0])
+    assert {c["probe_id"]: c["contradiction"] for c in data["rubrics"]["contradictions"]} == {"MI-004": True, "MI-008": False}
