@@ -12,7 +12,7 @@ import pandas as pd
 
 from .metrics import aggregate_metrics, cases_frame
 from .schema import SEVERITIES, RunReport
-from .stats import LOW_N, mcnemar, mean_interval, newcombe_paired, wilcoxon_signed_rank, wilson
+from .stats import LOW_N, mcnemar, mean_interval, newcombe_paired, wilcoxon_signed_rank
 
 HEADLINE = (
     ("pass_rate", "overall.pass_rate", "higher"),

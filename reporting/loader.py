@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Optional, Union

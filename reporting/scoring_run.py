@@ -14,7 +14,7 @@ from typing import Any, Iterable, Optional, Union
 from .loader import Problem
 from .metrics import aggregate_metrics, cases_frame
 from .observability import observability
-from .schema import SEVERITIES, RunMeta, RunReport
+from .schema import SEVERITIES, RunReport
 from .scorer import PatternSet, builtin_patterns, evaluate_response
 from .loader import read_run
 

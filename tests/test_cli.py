@@ -4,7 +4,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
 

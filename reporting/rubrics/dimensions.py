@@ -4,7 +4,6 @@ the safety gate (the scorer's own ADR-016 patterns), optional z-normalisation, r
 from __future__ import annotations
 
 import json
-import math
 import re
 import statistics
 from pathlib import Path

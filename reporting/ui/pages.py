@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from .. import charts
-from ..presentation import KEY_FIGURES, format_figure, key_figures, mutual_information_reading
+from ..presentation import key_figures, mutual_information_reading
 from .state import Context, build_context
 
 CASE_TABLE_CAP = 5000  # rows sent to the browser in the case table
@@ -295,7 +295,6 @@ def trend_page() -> None:
 
 def rubrics_page() -> None:
     st.title("Rubrics")
-    import json as _json
     import tempfile
     from pathlib import Path
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from ..companions import is_companion
 from ..filters import Filters
-from ..loader import LoadResult, load_run
+from ..loader import load_run
 from ..resources import sample_runs_dir
 from ..schema import SEVERITIES
 from ..report import RunData, RunView, make_run_data, make_view, view_observability
