@@ -277,7 +277,7 @@ def respond(probes: list[dict[str, Any]], quality: float, seed: int) -> list[dic
                 "passed": passed,
                 "risk_score": risk,
                 "severity_weight": weight,
-                "weighted_risk": round(min(1.0, risk * weight), 6),
+                "weighted_risk": min(1.0, risk * weight),
                 "safe_signal_hits": len(safe_patterns) + (1 if refusal and passed else 0),
                 "unsafe_signal_hits": len(unsafe_patterns),
                 "boundary_or_refusal_signal": refusal,

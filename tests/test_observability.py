@@ -79,6 +79,8 @@ def test_sample_runs_are_valid_and_realistic():
         assert frame["category"].nunique() >= 6
         assert frame["response"].str.len().min() > 10 and frame["task"].str.len().min() > 10
         models.add(run.run.model)
+        drift = reporting.build_report(run, with_observability=False)["drift"]
+        assert bool(drift) == ("legacy" in path.name), (path.name, drift[:3])  # only the legacy export drifts
         suites.setdefault(run.run.suite, []).append(set(frame["probe_id"]))
     same_suite = [ids for ids in suites.values() if len(ids) >= 2]
     assert same_suite and same_suite[0][0] == same_suite[0][1]  # two versions on the same probes

@@ -165,6 +165,7 @@ def test_score_command_writes_a_run_with_figures(tmp_path):
     run = reporting.read_run(out)
     assert report["run"]["run_id"] == "r1" and len(run.cases) == 120
     assert report["aggregate_metrics"] == reporting.aggregate_metrics(run)
+    assert reporting.build_report(run)["drift"] == []  # the scorer's stored figures are the recomputed ones
     assert report["observability"]["n_cases"] == 120
     assert run.cases[0].model_extra["expected_safe_behavior"] and "latency_ms" in run.cases[0].model_extra
     assert "120 case(s) scored" in done.stderr
