@@ -18,3 +18,29 @@ def write_section(name: str, body: str) -> None:
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     RESULTS.write_text(text)
+
+
+def rows_from_children(script: str, child, default_sizes: list[int]):
+    """Parse --sizes/--repeat/--child. In a child (--child N) print ``child(N, repeat)`` as JSON and return None;
+    otherwise return an iterator of each size's row, each measured in its own child process."""
+    import argparse
+    import json
+    import subprocess
+    import sys
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=default_sizes)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child", type=int)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.repeat)))
+        return None
+
+    def rows():
+        for n in args.sizes:
+            out = subprocess.run([sys.executable, script, "--child", str(n), "--repeat", str(args.repeat)],
+                                 capture_output=True, text=True, check=True)
+            yield json.loads(out.stdout.strip().splitlines()[-1])
+
+    return rows()

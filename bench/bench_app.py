@@ -8,8 +8,6 @@ The floor is a bare AppTest rerun of a page that draws nothing, measured in the 
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import statistics
 import sys
@@ -66,21 +64,14 @@ def run_size(n: int, repeat: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--child", type=int)
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(run_size(args.child, args.repeat)))
-        return
-    import subprocess
+    from _results import rows_from_children
 
+    children = rows_from_children(__file__, run_size, [10000, 100000])
+    if children is None:  # this process was a child
+        return
     rows = []
-    for n in args.sizes:
-        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--repeat", str(args.repeat)],
-                             capture_output=True, text=True, check=True)
-        row = json.loads(out.stdout.strip().splitlines()[-1])
+    for row in children:
+        n = row["n"]
         rows.append(row)
         print(f"{n:>7} cases  open {row['open_s']:.2f}s  filter change median {row['change_median_s']:.3f}s "
               f"(max {row['change_max_s']:.3f}s, target {TARGETS.get(n, '-')}s)  cached {row['cached_median_s']:.3f}s  blank rerun {row['floor_s']:.4f}s", flush=True)

@@ -9,10 +9,8 @@ sides of each ratio are timed in the same process, one right after the other.
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -78,19 +76,14 @@ def child(n: int, repeat: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--child", type=int)
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(args.child, args.repeat)))
+    from _results import rows_from_children
+
+    children = rows_from_children(__file__, child, [1000, 10000, 100000])
+    if children is None:  # this process was a child
         return
     rows = []
-    for n in args.sizes:
-        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--repeat", str(args.repeat)],
-                             capture_output=True, text=True, check=True)
-        row = json.loads(out.stdout.strip().splitlines()[-1])
+    for row in children:
+        n = row["n"]
         row["read_ratio"] = row["read_s"] / row["json_s"]
         row["obs_ratio"] = row["obs_s"] / row["bare_obs_s"]
         rows.append(row)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from datetime import datetime, timezone
 from typing import Callable, Optional, Sequence
 
 from . import __version__
@@ -74,8 +76,6 @@ def cmd_recompute(args: argparse.Namespace) -> int:
 
 
 def _refuse_overwriting_input(output: str, source: str) -> None:
-    import os
-
     same = os.path.abspath(output) == os.path.abspath(source)
     if not same and os.path.exists(output) and os.path.exists(source):
         same = os.path.samefile(output, source)
@@ -84,8 +84,6 @@ def _refuse_overwriting_input(output: str, source: str) -> None:
 
 
 def default_html_path(source: str) -> str:
-    import os
-
     root, ext = os.path.splitext(source)
     return (root if ext.lower() in (".json", ".jsonl", ".ndjson") else source) + ".report.html"
 
@@ -137,18 +135,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     from .scoring_run import pair_inputs, report_from_cases, score_cases
 
     patterns = _patterns(args)
+    _refuse_overwriting_input(args.output, args.probes)
+    _refuse_overwriting_input(args.output, args.responses)
     pairs, problems = pair_inputs(args.probes, args.responses)
-    if args.output in (args.probes, args.responses):
-        raise BadInput(f"{args.output}: refusing to overwrite an input; choose another -o path")
     if problems:
         for problem in problems:
             _err(str(problem))
         _err(f"scored nothing: {len(problems)} problem(s) in the inputs; {len(pairs)} probe(s) had a usable response")
         return EXIT_BAD_INPUT
-    from datetime import datetime, timezone
-
-    meta = {"run_id": args.run_id or __import__("os").path.splitext(__import__("os").path.basename(args.output))[0],
-            "model": args.model or "unknown", "suite": args.suite or __import__("os").path.basename(args.probes),
+    meta = {"run_id": args.run_id or os.path.splitext(os.path.basename(args.output))[0],
+            "model": args.model or "unknown", "suite": args.suite or os.path.basename(args.probes),
             "created_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
             "config": {"scorer": "reporting.scorer", "patterns": args.patterns or "built-in"}}
     report = report_from_cases(score_cases(pairs, patterns), meta)
@@ -199,8 +195,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _runs_in(folder: str) -> list:
-    import os
-
     if not os.path.isdir(folder):
         raise BadInput(f"{folder}: not a folder of run reports")
     from .companions import is_companion

@@ -126,12 +126,17 @@ def _figure_frame(cases: list[dict[str, Any]]) -> pd.DataFrame:
     return frame
 
 
+def figure_json(fig: Any) -> dict[str, Any]:
+    """A Plotly figure as plain JSON-ready data (numpy arrays turned into lists)."""
+    return json.loads(pio.to_json(fig, validate=False))
+
+
 def figures_json(report: dict[str, Any]) -> dict[str, Any]:
     """The shared chart builders' figures, as plain JSON-ready dicts."""
     frame = _figure_frame(report["cases"])
     figures = charts.all_figures(frame, report["aggregate_metrics"], report["observability"],
                                  scatter_cap=HTML_SCATTER_CAP)
-    return {name: json.loads(pio.to_json(fig, validate=False)) for name, fig in figures.items()}
+    return {name: figure_json(fig) for name, fig in figures.items()}
 
 
 def generated_at(timestamp: Optional[str] = None) -> str:
@@ -199,7 +204,7 @@ def _render_html(report: dict[str, Any], title: Optional[str], timestamp: Option
 def _rubric_figures(rubrics: Optional[dict[str, Any]]) -> dict[str, Any]:
     if not rubrics or not rubrics.get("dimensions"):
         return {}
-    return {"dimensions": json.loads(pio.to_json(charts.dimension_heatmap(rubrics["dimensions"]), validate=False))}
+    return {"dimensions": figure_json(charts.dimension_heatmap(rubrics["dimensions"]))}
 
 
 def _filter_lines(filters: dict[str, Any]) -> list[str]:
@@ -213,10 +218,9 @@ def _filter_lines(filters: dict[str, Any]) -> list[str]:
 
 def _page(template: str, figures: dict[str, Any], timestamp: Optional[str], **context: Any) -> str:
     with gc_paused():
-        figures_json = {name: json.loads(pio.to_json(fig, validate=False)) for name, fig in figures.items()}
         return environment().get_template(template).render(
             generator={"name": "runlens", "version": __version__}, generated_at=generated_at(timestamp),
-            figures=figures_json, plotly_js=_trusted_plotly_js(), **context)
+            figures={name: figure_json(fig) for name, fig in figures.items()}, plotly_js=_trusted_plotly_js(), **context)
 
 
 def render_compare_html(comparison: dict[str, Any], failing: list[dict[str, Any]], passing: list[dict[str, Any]], *,

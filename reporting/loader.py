@@ -294,21 +294,39 @@ def _problem_order(path: str) -> tuple[int, str]:
     return (int(match.group(1)) if match else -1, path)
 
 
-def _load_jsonl(file: str, text: str) -> tuple[list[Any], list[str], list[Problem]]:
-    raw_cases, prefixes, problems = [], [], []
+def jsonl_objects(file: str, text: str, kind: str = "case") -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
+    """(line number, object) for each good line of JSON Lines text, and a problem for each bad line."""
+    rows, problems = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         value, errs = _parse_json(file, line, f"line {number}")
         if errs:
             problems.extend(errs)
-            continue
-        if not isinstance(value, dict):
-            problems.append(Problem(file, f"line {number}", f"must be a case object, not {_kind(value)}"))
-            continue
-        raw_cases.append(value)
-        prefixes.append(f"line {number}")
-    return raw_cases, prefixes, problems
+        elif not isinstance(value, dict):
+            problems.append(Problem(file, f"line {number}", f"must be a {kind} object, not {_kind(value)}"))
+        else:
+            rows.append((number, value))
+    return rows, problems
+
+
+def read_jsonl_file(path: Union[str, os.PathLike], kind: str) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
+    """Read a JSON Lines file of ``kind`` objects: unreadable and non-UTF-8 files are problems too."""
+    label = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return [], [Problem(label, "$", f"cannot read the file: {exc.strerror or exc.__class__.__name__}")]
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [], [Problem(label, "$", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded")]
+    return jsonl_objects(label, text, kind)
+
+
+def _load_jsonl(file: str, text: str) -> tuple[list[Any], list[str], list[Problem]]:
+    rows, problems = jsonl_objects(file, text)
+    return [value for _, value in rows], [f"line {number}" for number, _ in rows], problems
 
 
 class _Document(BaseModel):

@@ -79,6 +79,7 @@ class RunData:
 
     result: LoadResult
     frame: pd.DataFrame
+    metrics: dict[str, Any]  # of every valid case: the unfiltered view reuses them
     drift: list[dict[str, Any]]
     failure_mode_names: list[str]
 
@@ -89,10 +90,11 @@ class RunData:
 
 def make_run_data(result: LoadResult) -> RunData:
     if result.run is None:
-        return RunData(result, cases_frame(RunReport.model_construct(cases=[])), [], [])
+        frame = cases_frame(RunReport.model_construct(cases=[]))
+        return RunData(result, frame, aggregate_metrics(frame), [], [])
     frame = cases_frame(result.run)
     full = aggregate_metrics(frame)
-    return RunData(result, frame, drift(result.run, frame, full), sorted(full["failure_modes"]))
+    return RunData(result, frame, full, drift(result.run, frame, full), sorted(full["failure_modes"]))
 
 
 @dataclass(eq=False)
@@ -114,6 +116,8 @@ class RunView:
 
 
 def make_view(data: RunData, filters: Filters = NO_FILTERS) -> RunView:
+    if not filters.active:
+        return RunView(data, filters, data.frame, data.metrics)
     kept = filters.apply(data.frame)
     return RunView(data, filters, kept, aggregate_metrics(kept))
 

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
-from .loader import Problem
+from .loader import Problem, read_jsonl_file
 from .metrics import aggregate_metrics, cases_frame
 from .observability import observability
 from .schema import SEVERITIES, RunReport
@@ -36,29 +36,10 @@ JBB_SEVERITY = {
 
 
 def read_jsonl(path: Union[str, Path], kind: str) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
-    """(line number, object) for each good line, and a problem for each bad one."""
-    label = str(path)
-    try:
-        text = Path(path).read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        return [], [Problem(label, "$", f"cannot read the file: {exc.strerror or exc}")]
-    except UnicodeDecodeError as exc:
-        return [], [Problem(label, "$", f"not UTF-8 text: byte at offset {exc.start} cannot be decoded")]
-    rows, problems = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            problems.append(Problem(label, f"line {number}", f"invalid JSON: {getattr(exc, 'msg', 'nesting too deep')}"))
-            continue
-        if not isinstance(value, dict):
-            problems.append(Problem(label, f"line {number}", f"must be a {kind} object"))
-            continue
-        rows.append((number, value))
+    """(line number, object) for each good line, and a problem for each bad one (or for an empty file)."""
+    rows, problems = read_jsonl_file(path, kind)
     if not rows and not problems:
-        problems.append(Problem(label, "$", f"the file holds no {kind}s"))
+        problems.append(Problem(str(path), "$", f"the file holds no {kind}s"))
     return rows, problems
 
 

@@ -3,7 +3,6 @@ aggregated by weighted average, minimum or maximum, with hard and threshold gate
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,23 +168,12 @@ class Verdict:
 
 
 def load_verdicts(path: Union[str, Path]) -> list[Verdict]:
-    problems, verdicts = [], []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RubricError([f"{path}: $: cannot read the file: {exc.strerror or exc}"]) from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    from ..loader import read_jsonl_file
+
+    rows, read_problems = read_jsonl_file(path, "verdict")
+    problems, verdicts = [str(p) for p in read_problems], []
+    for number, row in rows:
         where = f"{path}: line {number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: invalid JSON: {exc.msg}")
-            continue
-        if not isinstance(row, dict):
-            problems.append(f"{where}: must be a verdict object")
-            continue
         bad = [k for k in ("benchmark", "case_id") if not isinstance(row.get(k), str)]
         if not isinstance(row.get("pass"), bool):
             bad.append("pass")

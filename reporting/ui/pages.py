@@ -254,20 +254,20 @@ def compare() -> None:
     st.dataframe(headline, hide_index=True)
     _plot(charts.category_delta_chart(cmp), key="compare_categories")
     st.dataframe(pd.DataFrame(cmp["by_category"]), hide_index=True)
-    for title, ids in ((f"Newly failing ({len(cmp['newly_failing'])})", cmp["newly_failing"]),
-                       (f"Newly passing ({len(cmp['newly_passing'])})", cmp["newly_passing"])):
-        st.subheader(title)
-        if ids:
-            st.dataframe(changed_cases(bd.run, cd.run, ids), hide_index=True)
+    changed = {kind: changed_cases(bd.run, cd.run, cmp[kind]) for kind in ("newly_failing", "newly_passing")}
+    for kind, title in (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing")):
+        st.subheader(f"{title} ({len(cmp[kind])})")
+        if len(changed[kind]):
+            st.dataframe(changed[kind], hide_index=True)
         else:
             st.text("None.")
     if st.button("Prepare the HTML comparison", key="prepare_compare"):
         from ..export import render_compare_html
 
-        failing = changed_cases(bd.run, cd.run, cmp["newly_failing"]).to_dict("records")
-        passing = changed_cases(bd.run, cd.run, cmp["newly_passing"]).to_dict("records")
-        st.download_button("Download HTML comparison", render_compare_html(cmp, failing, passing),
-                           file_name="comparison.html", mime="text/html", key="download_compare")
+        html = render_compare_html(cmp, changed["newly_failing"].to_dict("records"),
+                                   changed["newly_passing"].to_dict("records"))
+        st.download_button("Download HTML comparison", html, file_name="comparison.html", mime="text/html",
+                           key="download_compare")
 
 
 def trend_page() -> None:
