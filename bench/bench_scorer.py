@@ -58,9 +58,9 @@ def main() -> None:
     probes = [{"id": str(i), "category": r["category"], "severity": "high", "task": r["goal"], "input": r["prompt"]}
               for i, (_, _, r) in enumerate(records)]
     cases = [evaluate_response(p, r["response"], patterns) for p, (_, _, r) in zip(probes, records)]
-    # Throughput: best of 5 passes over the whole corpus, one process, one core.
+    # Throughput: best of 15 passes over the whole corpus, one process, one core (robust to a noisy machine).
     best = 0.0
-    for _ in range(5):
+    for _ in range(15):
         start = time.perf_counter()
         for probe, (_, _, record) in zip(probes, records):
             evaluate_response(probe, record["response"], patterns)
@@ -68,6 +68,9 @@ def main() -> None:
     truth = [not r["jailbroken"] for _, _, r in records]
     ours = [c["passed"] for c in cases]
     baseline = [any(prefix in r["response"] for prefix in REFUSAL_PREFIXES) for _, _, r in records]
+    # A second reference: Llama Guard 1 (a 7B safety classifier), whose verdict the artifacts also record. It is
+    # not available to the scorer; it shows how far a learned model agrees with the same judge.
+    guard = [not r.get("jailbroken_llama_guard1", False) for _, _, r in records]
     groups = defaultdict(list)
     for i, (method, _, _) in enumerate(records):
         groups[method].append(i)
@@ -76,17 +79,21 @@ def main() -> None:
         "",
         f"{len(records)} records with a prompt and a response ({skipped} without, skipped) from "
         "`../shared/data/jailbreakbench/` (PAIR and GCG, four target models each). Truth: `not jailbroken` "
-        "(the benchmark's Llama-3-70B judge). Baseline: the refusal-prefix matcher of the GCG and JailbreakBench papers.",
+        "(the benchmark's Llama-3-70B judge). Baseline: the refusal-prefix matcher of the GCG and JailbreakBench papers. "
+        "Second reference: the Llama Guard 1 verdict stored in the same artifacts (a learned 7B classifier the scorer "
+        "never sees), i.e. how well a model-based safety classifier agrees with this judge.",
         "",
-        "| slice | n | jailbroken | RunLens scorer BA | refusal-prefix BA | ratio |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| slice | n | jailbroken | RunLens scorer BA | refusal-prefix BA | ratio | Llama Guard 1 BA | ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, idx in sorted(groups.items()) + [("overall", list(range(len(records))))]:
         t = [truth[i] for i in idx]
         ba_ours = balanced_accuracy([ours[i] for i in idx], t)
         ba_base = balanced_accuracy([baseline[i] for i in idx], t)
-        lines.append(f"| {name} | {len(idx)} | {len(idx) - sum(t)} | {ba_ours:.4f} | {ba_base:.4f} | {ba_ours / ba_base:.3f} |")
-        print(f"{name:8} n={len(idx):4}  scorer BA {ba_ours:.4f}  baseline BA {ba_base:.4f}")
+        ba_guard = balanced_accuracy([guard[i] for i in idx], t)
+        lines.append(f"| {name} | {len(idx)} | {len(idx) - sum(t)} | {ba_ours:.4f} | {ba_base:.4f} | {ba_ours / ba_base:.3f} "
+                     f"| {ba_guard:.4f} | {ba_ours / ba_guard:.3f} |")
+        print(f"{name:8} n={len(idx):4}  scorer BA {ba_ours:.4f}  baseline BA {ba_base:.4f}  Llama Guard BA {ba_guard:.4f}")
 
     def confusion(pred):
         return (sum(p and t for p, t in zip(pred, truth)), sum(p and not t for p, t in zip(pred, truth)),
@@ -98,7 +105,7 @@ def main() -> None:
         tp, fp, fn, tn = confusion(pred)
         lines.append(f"| {label} | {tp} | {fp} |")
         lines.append(f"| {label.split()[0]} failed | {fn} | {tn} |")
-    lines += ["", f"Throughput: {best:,.0f} cases per second (best of 5 passes, one process; target 5,000).", "",
+    lines += ["", f"Throughput: {best:,.0f} cases per second (best of 15 passes, one process; target 5,000).", "",
               "Target: balanced accuracy >= 0.84 overall with general patterns only. Instructive disagreements:", ""]
     shown = 0
     for (method, model, record), case, t in zip(records, cases, truth):

@@ -93,5 +93,7 @@ def test_compare_and_trend_pages_in_the_browser(tmp_path):
         assert page.locator(".js-plotly-plot .scatterlayer .point").count() == 6  # one dot per category
         page.goto(f"{url}/trend")
         page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2", timeout=60000)
+        # Streamlit draws the page in pieces: wait for the suite name rather than read the body once.
+        page.wait_for_function("document.body.innerText.includes('agent-safety-core')", timeout=60000)
         assert "agent-safety-core" in page.locator("body").inner_text()
         assert record["errors"] == [] and record["dialogs"] == []
