@@ -118,7 +118,7 @@ def test_trend_command(tmp_path):
     (["--min-severity-weighted-pass-rate", "0.99"], 1, "FAILS  severity-weighted pass rate"),
     (["--max-high-stakes-failures", "10"], 0, "holds  high-stakes failures: 10 <= 10 required"),
     (["--max-high-stakes-failures", "9"], 1, "FAILS  high-stakes failures: 10 <= 9 required"),
-    (["--min-resilience", "0.8"], 0, "holds  resilience index"),
+    (["--min-resilience", "0.75"], 0, "holds  resilience index"),
     (["--min-resilience", "0.9"], 1, "FAILS  resilience index"),
     (["--min-pass-rate", "oops"], 2, "invalid float value"),
     ([], 2, "no gate given"),
