@@ -41,13 +41,6 @@ _RUN = re.compile(r"\w+")  # a maximal run of word characters, what a trigger wo
 # ASCII characters that are not word characters, mapped to spaces: for ASCII text, splitting the translated
 # text on whitespace gives exactly the runs _RUN finds, several times faster.
 _ASCII_NON_WORD = bytes(c if c >= 128 or re.match(r"\w", chr(c)) else 32 for c in range(256))
-
-
-def word_runs(lowered: str) -> frozenset:
-    """The distinct maximal runs of word characters in ``lowered``."""
-    if lowered.isascii():
-        return frozenset(lowered.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split())
-    return frozenset(_RUN.findall(lowered))
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
 _STEP_LINE = re.compile(r"^\s*(?:\d{1,2}[.):]|step\s*\d+\s*[:.)-]?|[-*\u2022]|[a-h][.)])\s+\S.{12,}", re.I | re.M)
 _COMPLIANCE_PIVOT = re.compile(
@@ -67,14 +60,17 @@ _REDIRECT = re.compile(
 )
 _REDIRECT_OPENER = re.compile(r"\b(?:instead|alternatively|rather)\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?:\n]")
-
-
 _PIVOT_CONTRAST = frozenset("however but said nevertheless nonetheless still anyway".split())
 _PIVOT_OFFER = frozenset("here can ll will let".split())
 _PIVOT_ALONE = frozenset("here said however mind caveat disclaimer".split())
-
-
 _PIVOT_HEADS = ("however", "but", "that", "nevertheless", "nonetheless", "still", "anyway", "here", "sure", "with", "having")
+
+
+def word_runs(lowered: str) -> frozenset:
+    """The distinct maximal runs of word characters in ``lowered``."""
+    if lowered.isascii():
+        return frozenset(lowered.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split())
+    return frozenset(_RUN.findall(lowered))
 
 
 def find_all(lowered: str, starts, runs: Optional[frozenset] = None) -> list[int]:
