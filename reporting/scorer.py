@@ -483,9 +483,8 @@ def collect_evidence(text: str, category: Optional[str], request: str, patterns:
     balances: dict = {}
     for pattern in scored:
         computed = pattern.computed
-        if computed is None:  # a plain regex pattern: the hot path, with the trigger check inlined
-            if (pattern.trigger_words or pattern.triggers) and runs.isdisjoint(pattern.trigger_words) and not any(
-                    t in lowered for t in pattern.triggers):
+        if computed is None:  # a plain regex pattern: the hot path
+            if not pattern.triggered(lowered, runs):
                 continue
             if pattern.exclusions:
                 hits = sum(1 for _ in pattern.matches(text, lowered, runs, checked=True))
