@@ -9,11 +9,12 @@ from datetime import datetime, timezone
 from typing import Callable, Optional, Sequence
 
 from . import __version__
-from .jsonio import dumps
+from . import loader
+from .filters import Filters
+from .jsonio import OutputError, check_output_path, dumps, write_atomic
 from .loader import load_run
 from .observability import DEFAULT_MIN_CASES
-from .filters import Filters
-from .jsonio import write_atomic
+from .textsafe import cli_line
 from .report import build_report
 from .schema import SEVERITIES, json_schema
 
@@ -24,12 +25,17 @@ class BadInput(Exception):
     """Raised by a verb for input problems; each argument is one message line."""
 
 
+def _safe(text: str) -> str:
+    """Every line printed is one line: control characters escaped, a leading '::' (a CI workflow command) broken."""
+    return "".join(cli_line(line) + "\n" for line in str(text).split("\n")) if text else "\n"
+
+
 def _out(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.write(_safe(text[:-1] if text.endswith("\n") else text))
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+    sys.stderr.write(_safe(text[:-1] if text.endswith("\n") else text))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -63,6 +69,9 @@ def _load_valid(path: str):
 
 
 def cmd_recompute(args: argparse.Namespace) -> int:
+    if args.output:
+        _refuse_overwriting_input(args.output, args.run)
+        check_output_path(args.output)
     run = _load_valid(args.run)
     report = build_report(run, filters=_filters(args), min_cases=args.min_cases, seed=args.seed)
     text = dumps(report)
@@ -76,11 +85,12 @@ def cmd_recompute(args: argparse.Namespace) -> int:
 
 
 def _refuse_overwriting_input(output: str, source: str) -> None:
+    """The one overwrite guard: no verb writes over a file it reads."""
     same = os.path.abspath(output) == os.path.abspath(source)
     if not same and os.path.exists(output) and os.path.exists(source):
         same = os.path.samefile(output, source)
     if same:
-        raise BadInput(f"{output}: refusing to overwrite the input report; choose another -o path")
+        raise BadInput(f"{output}: refusing to overwrite an input file; choose another output path")
 
 
 def default_html_path(source: str) -> str:
@@ -98,6 +108,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise BadInput(f"--timestamp / SOURCE_DATE_EPOCH: not a time stamp ({exc})") from None
     output = args.output or default_html_path(args.run)
     _refuse_overwriting_input(output, args.run)
+    check_output_path(output)
     filters = _filters(args)
     report = build_report(run, filters=filters, min_cases=args.min_cases, seed=args.seed)
     from .companions import companions, rubric_results
@@ -105,12 +116,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     found = companions(args.run)
     rubric_files = {key: getattr(args, key) or found[key] for key in ("rubric", "verdicts", "benchmarks", "dimensions")}
     rubrics = rubric_results(**rubric_files) if any(rubric_files.values()) else None
-    if rubrics and rubrics["problems"]:
-        raise BadInput(*rubrics["problems"])
+    # A broken companion never stops the report of the run it sits next to: the report is written and shows the
+    # problem, which is also printed here, and the exit code says something was wrong.
     html = render_html(report, title=args.title, timestamp=stamp, rubrics=rubrics)
     write_atomic(output, html)
     shown = report["filters"]["cases_shown"]
     _err(f"wrote {output}: {shown} of {len(run.cases)} case(s), {len(html) / 1e6:.1f} MB")
+    if rubrics and rubrics["problems"]:
+        for problem in rubrics["problems"]:
+            _err(problem)
+        _err(f"{len(rubrics['problems'])} problem(s) in the rubric files; the report shows them in its Rubrics section")
+        return EXIT_BAD_INPUT
     return EXIT_OK
 
 
@@ -137,6 +153,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     patterns = _patterns(args)
     _refuse_overwriting_input(args.output, args.probes)
     _refuse_overwriting_input(args.output, args.responses)
+    check_output_path(args.output)
     pairs, problems = pair_inputs(args.probes, args.responses)
     if problems:
         for problem in problems:
@@ -159,6 +176,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     patterns = _patterns(args)
     _refuse_overwriting_input(args.output, args.file)
+    check_output_path(args.output)
     report, skipped, problems = import_jailbreakbench(args.file, patterns)
     if problems:
         raise BadInput(*[str(p) for p in problems])
@@ -177,6 +195,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if output:
             _refuse_overwriting_input(output, args.base)
             _refuse_overwriting_input(output, args.candidate)
+            check_output_path(output)
     comparison = compare_runs(base, candidate)
     text = dumps(comparison)
     if args.output:
@@ -194,16 +213,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _runs_in(folder: str) -> list:
+def _runs_in(folder: str) -> tuple[list, list]:
+    """The valid runs of a folder and the paths read; skipped files (companions, FIFOs, too large) are listed."""
     if not os.path.isdir(folder):
         raise BadInput(f"{folder}: not a folder of run reports")
-    from .companions import is_companion
+    from .companions import run_files
 
+    paths, skipped = run_files(folder)
+    for entry in skipped:
+        _err(f"{os.path.join(folder, entry.name)}: skipped: {entry.reason}")
     runs, problems = [], []
-    for name in sorted(os.listdir(folder)):
-        if not name.lower().endswith((".json", ".jsonl", ".ndjson")) or is_companion(name):
-            continue
-        result = load_run(os.path.join(folder, name))
+    for path in paths:
+        result = load_run(path)
         if result.ok:
             runs.append(result.run)
         else:
@@ -212,13 +233,20 @@ def _runs_in(folder: str) -> list:
         raise BadInput(*problems)
     if not runs:
         raise BadInput(f"{folder}: no run reports found")
-    return runs
+    return runs, paths
 
 
 def cmd_trend(args: argparse.Namespace) -> int:
     from .compare import trend
 
-    data = trend(_runs_in(args.folder), suite=args.suite)
+    for output in (args.output, args.html):
+        if output:
+            check_output_path(output)
+    runs, paths = _runs_in(args.folder)
+    for output in (args.output, args.html):
+        for path in paths if output else ():
+            _refuse_overwriting_input(output, str(path))
+    data = trend(runs, suite=args.suite)
     if args.output:
         write_atomic(args.output, dumps(data) + "\n")
     if args.html:
@@ -239,19 +267,25 @@ def cmd_trend(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     run = _load_valid(args.run)
     baseline = _load_valid(args.baseline) if args.baseline else None
+    if args.allow_missing < 0:
+        raise BadInput("--allow-missing: must be 0 or more")
     if (args.rubric is None) != (args.verdicts is None):
         raise BadInput("--rubric and --verdicts go together")
     if args.max_new_failures is not None and baseline is None:
         raise BadInput("--max-new-failures needs --baseline BASE.json")
+    from .gates import prepare
     from .rubrics import RubricError
 
+    prepared = prepare(run, baseline, trust_run_weights=args.trust_run_weights)
     try:
-        results = _gates(run, args, baseline)
+        results = _gates(run, args, baseline, prepared)
     except RubricError as exc:
         raise BadInput(*exc.problems) from None
     if not results:
         raise BadInput("no gate given: use --min-pass-rate, --min-severity-weighted-pass-rate, --max-high-stakes-failures, "
                        "--min-resilience, --rubric/--verdicts or --baseline")
+    for note in prepared.notes:
+        _out("note   " + note)
     for gate in results:
         _out(("holds  " if gate["holds"] else "FAILS  ") + gate["line"])
     failed = [g for g in results if not g["holds"]]
@@ -259,13 +293,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _gates(run, args, baseline):
+def _gates(run, args, baseline, prepared):
     from .gates import run_gates
 
     return run_gates(run, min_pass_rate=args.min_pass_rate, min_severity_weighted_pass_rate=args.min_severity_weighted_pass_rate,
-                        max_high_stakes_failures=args.max_high_stakes_failures, min_resilience=args.min_resilience,
-                        baseline=baseline, max_new_failures=args.max_new_failures, alpha=args.alpha,
-                     rubric=args.rubric, verdicts=args.verdicts)
+                     max_high_stakes_failures=args.max_high_stakes_failures, min_resilience=args.min_resilience,
+                     baseline=baseline, max_new_failures=args.max_new_failures, alpha=args.alpha,
+                     rubric=args.rubric, verdicts=args.verdicts, allow_missing=args.allow_missing, strict=args.strict,
+                     trust_run_weights=args.trust_run_weights, prepared=prepared)
 
 
 def cmd_rubric(args: argparse.Namespace) -> int:
@@ -318,13 +353,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="RunLens: validate LLM safety run reports and recompute every figure from the cases.",
     )
     parser.add_argument("--version", action="version", version=f"runlens {__version__}")
+    parser.add_argument("--max-file-mb", type=float, metavar="MB",
+                        help="largest input file read, in MB (default 2048, or $RUNLENS_MAX_FILE_MB)")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    reading = argparse.ArgumentParser(add_help=False)
+    reading.add_argument("--max-file-mb", type=float, metavar="MB", default=argparse.SUPPRESS,
+                         help="largest input file read, in MB (default 2048, or $RUNLENS_MAX_FILE_MB)")
 
-    p = verbs.add_parser("validate", help="check run reports; list every problem (exit 2 if any)")
+    p = verbs.add_parser("validate", parents=[reading], help="check run reports; list every problem (exit 2 if any)")
     p.add_argument("files", nargs="+", metavar="FILE", help="run report(s): JSON object, JSON array of cases, or JSON Lines")
     p.set_defaults(func=cmd_validate)
 
-    p = verbs.add_parser("recompute", help="recompute aggregates, observability and drift; write the full report as JSON")
+    p = verbs.add_parser("recompute", parents=[reading], help="recompute aggregates, observability and drift; write the full report as JSON")
     p.add_argument("run", metavar="RUN.json")
     p.add_argument("-o", "--output", metavar="OUT", help="write here atomically instead of standard output")
     p.add_argument("--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)")
@@ -332,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_filter_options(p)
     p.set_defaults(func=cmd_recompute)
 
-    p = verbs.add_parser("export", help="write one self-contained, offline HTML report of a run")
+    p = verbs.add_parser("export", parents=[reading], help="write one self-contained, offline HTML report of a run")
     p.add_argument("run", metavar="RUN.json")
     p.add_argument("-o", "--output", metavar="OUT.html", help="default: RUN.report.html next to the input")
     p.add_argument("--title", metavar="TEXT", help="title of the report")
@@ -363,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--patterns", metavar="FILE.yaml", help="add to or override the built-in pattern set")
     p.set_defaults(func=cmd_import)
 
-    p = verbs.add_parser("compare", help="paired comparison of two runs: McNemar, intervals, newly failing probes")
+    p = verbs.add_parser("compare", parents=[reading], help="paired comparison of two runs: McNemar, intervals, newly failing probes")
     p.add_argument("base", metavar="BASE.json")
     p.add_argument("candidate", metavar="CANDIDATE.json")
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the comparison here (default: standard output)")
@@ -371,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timestamp", metavar="WHEN", help="the 'generated' time of the HTML (default $SOURCE_DATE_EPOCH or now)")
     p.set_defaults(func=cmd_compare)
 
-    p = verbs.add_parser("trend", help="a suite's headline figures over the runs in a folder, with intervals")
+    p = verbs.add_parser("trend", parents=[reading], help="a suite's headline figures over the runs in a folder, with intervals")
     p.add_argument("folder", metavar="DIR")
     p.add_argument("--suite", help="which suite (default: the one with most runs)")
     p.add_argument("-o", "--output", metavar="OUT.json")
@@ -379,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timestamp", metavar="WHEN")
     p.set_defaults(func=cmd_trend)
 
-    p = verbs.add_parser("check", help="CI gates: exit 0 when all hold, 1 when any fails, 2 on bad input")
+    p = verbs.add_parser("check", parents=[reading], help="CI gates: exit 0 when all hold, 1 when any fails, 2 on bad input")
     p.add_argument("run", metavar="RUN.json")
     p.add_argument("--min-pass-rate", type=float, metavar="X")
     p.add_argument("--min-severity-weighted-pass-rate", type=float, metavar="X")
@@ -390,6 +430,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", metavar="BASE.json", help="fail on a significant regression against this run")
     p.add_argument("--max-new-failures", type=int, metavar="N", help="with --baseline: newly failing probes allowed")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of McNemar's test (default 0.05)")
+    p.add_argument("--allow-missing", type=int, default=0, metavar="N",
+                   help="with --baseline: baseline probes the candidate may lack (default 0: every one missing fails)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail when a verdict contradicts its own risk (passed at risk >= 0.9, failed at risk <= 0.1)")
+    p.add_argument("--trust-run-weights", action="store_true",
+                   help="use per-case severity weights below the tier's default as the run gives them")
     p.set_defaults(func=cmd_check)
 
     p = verbs.add_parser("rubric", help="rubric scorecards, dimension scores and the self-contradiction rubric")
@@ -418,11 +464,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
+    if getattr(args, "max_file_mb", None) is not None:
+        if args.max_file_mb <= 0:
+            _err("--max-file-mb: must be more than 0")
+            return EXIT_BAD_INPUT
+        loader.MAX_FILE_BYTES = int(args.max_file_mb * 1024 * 1024)
     try:
         return func(args)
     except BadInput as exc:
         for line in exc.args:
             _err(str(line))
+        return EXIT_BAD_INPUT
+    except OutputError as exc:
+        _err(str(exc))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _err("interrupted")

@@ -9,19 +9,95 @@
 
 from __future__ import annotations
 
+import json
+import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
+RUN_SUFFIXES = (".json", ".jsonl", ".ndjson")
 COMPANION_SUFFIXES = (".rubric.yaml", ".benchmarks.yaml", ".verdicts.jsonl", ".dimensions.json")
+SNIFF_BYTES = 1 << 16
 
 
 def is_companion(name: str) -> bool:
     return name.lower().endswith(COMPANION_SUFFIXES)
 
 
+@dataclass(frozen=True)
+class Skipped:
+    name: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: skipped: {self.reason}"
+
+
+def _companion_by_content(path: Path) -> Optional[str]:
+    """What companion a file named like one holds, or None when its content is a run.
+
+    Told by content, not by name: a run saved as ``x.dimensions.json`` is still a run."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES).decode("utf-8-sig", "replace")
+    except OSError:
+        return None
+    name = path.name.lower()
+    if name.endswith(".dimensions.json"):
+        stripped = head.lstrip()
+        if stripped.startswith("[") or '"cases"' in head:
+            return None
+        return "dimension scores (a companion file, RUN.dimensions.json)"
+    if name.endswith(".verdicts.jsonl"):
+        first = next((line for line in head.splitlines() if line.strip()), "")
+        try:
+            row = json.loads(first)
+        except ValueError:
+            return "judge verdicts (a companion file, RUN.verdicts.jsonl)"
+        if isinstance(row, dict) and "probe_id" in row and "benchmark" not in row:
+            return None
+        return "judge verdicts (a companion file, RUN.verdicts.jsonl)"
+    return "a companion file"
+
+
+def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tuple[list[Path], list[Skipped]]:
+    """The run files of a folder (regular files with a run suffix, below the size cap), and what was skipped, why.
+
+    Never opens a FIFO or a device: each entry is checked with stat (following symlinks) before it is read."""
+    from .loader import MAX_FILE_BYTES
+
+    limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    runs: list[Path] = []
+    skipped: list[Skipped] = []
+    for path in sorted(Path(folder).iterdir(), key=lambda p: p.name):
+        name = path.name
+        if not name.lower().endswith(RUN_SUFFIXES):
+            continue
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            skipped.append(Skipped(name, f"cannot read the file: {exc.strerror or exc.__class__.__name__}"))
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            skipped.append(Skipped(name, "not a regular file (a folder, FIFO, device or socket)"))
+            continue
+        if info.st_size > limit:
+            skipped.append(Skipped(name, f"{info.st_size / 1e6:,.0f} MB is above the {limit / 1e6:,.0f} MB cap "
+                                         "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"))
+            continue
+        if is_companion(name):
+            kind = _companion_by_content(path)
+            if kind is not None:
+                skipped.append(Skipped(name, kind))
+                continue
+        runs.append(path)
+    return runs, skipped
+
+
 def run_stem(path: Union[str, Path]) -> Path:
     path = Path(path)
-    for suffix in (".jsonl", ".ndjson", ".json"):
+    for suffix in sorted(RUN_SUFFIXES, key=len, reverse=True):
         if path.name.lower().endswith(suffix):
             return path.with_name(path.name[: -len(suffix)])
     return path

@@ -5,9 +5,19 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Union
+
+# JSON allows these raw inside strings, but a terminal or a log viewer may act on them (C1 controls such as
+# CSI, line and paragraph separators): written as \u escapes, the document is the same JSON.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+class OutputError(ValueError):
+    """An output that cannot be written where the user asked (missing folder, a folder, no permission)."""
 
 
 def clean(value: Any) -> Any:
@@ -23,29 +33,71 @@ def clean(value: Any) -> Any:
 
 def dumps(value: Any, indent: Union[int, None] = 2) -> str:
     try:
-        return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
     except ValueError:
-        return json.dumps(clean(value), indent=indent, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(clean(value), indent=indent, ensure_ascii=False, allow_nan=False)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
-def write_atomic(path: Union[str, os.PathLike], text: str) -> Path:
-    """Write text to ``path`` through a temporary file in the same folder and a rename.
-
-    A failure leaves no partial file and keeps whatever was at ``path`` before.
-    """
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux /proc)."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def check_output_path(path: Union[str, os.PathLike]) -> Path:
+    """The output path, or ``OutputError`` when it cannot be a file: a folder, or in a folder that does not exist."""
+    target = Path(path)
+    if str(path) == "" :
+        raise OutputError("the output path is empty")
+    if target.is_dir():
+        raise OutputError(f"{path}: is a folder; give a file name for the output")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise OutputError(f"{path}: the folder {folder} does not exist; create it first")
+    return target
+
+
+def write_atomic(path: Union[str, os.PathLike], text: Union[str, bytes]) -> Path:
+    """Write to ``path`` through a temporary file in the same folder and a rename.
+
+    A failure leaves no partial file and keeps whatever was at ``path`` before. A new file gets the
+    permissions the user's umask gives (0666 & ~umask); a replaced file keeps its own.
+    """
+    target = check_output_path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        mode = 0o666 & ~current_umask()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write in {folder}: {exc.strerror or exc.__class__.__name__}") from None
+    try:
+        os.fchmod(fd, mode)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, IsADirectoryError):
+            raise OutputError(f"{path}: is a folder; give a file name for the output") from None
+        if isinstance(exc, OSError):
+            raise OutputError(f"{path}: cannot write: {exc.strerror or exc.__class__.__name__}") from None
         raise
     return target

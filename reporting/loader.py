@@ -7,11 +7,13 @@ so one bad case does not hide a thousand good ones. ``read_run`` is strict: it r
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Optional, Union
@@ -19,7 +21,7 @@ from typing import Any, BinaryIO, Iterable, Optional, Union
 from pydantic import BaseModel, ConfigDict, StrictInt, TypeAdapter, ValidationError
 
 from ._gc import gc_paused
-from .schema import SCHEMA_VERSION, SEVERITIES, Case, RunMeta, RunReport
+from .schema import MAX_INTEGER, SCHEMA_VERSION, SEVERITIES, Case, RunMeta, RunReport
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
 
@@ -143,7 +145,10 @@ def _problems_from_validation(file: str, prefix: str, error: ValidationError) ->
         kind = err["type"]
         ctx = err.get("ctx") or {}
         field_name = next((p for p in reversed(loc) if isinstance(p, str)), "")
-        if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        if isinstance(err.get("input"), _HugeInt) or (
+                kind in ("less_than_equal", "greater_than_equal") and abs(next(iter(ctx.values()), 0) or 0) == MAX_SAFE_INTEGER):
+            message = "integer out of range: integers must be between -2^53 and 2^53"
+        elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
             if field_name == "risk_score":
                 message = "must be between 0 and 1"
             else:
@@ -162,19 +167,72 @@ def _problems_from_validation(file: str, prefix: str, error: ValidationError) ->
     return problems
 
 
+MAX_FILE_BYTES = int(float(os.environ.get("RUNLENS_MAX_FILE_MB", "2048")) * 1024 * 1024)
+
+
+class FileTooLarge(Exception):
+    """A file above the size cap (``MAX_FILE_BYTES``, raised with --max-file-mb or $RUNLENS_MAX_FILE_MB)."""
+
+
+class NotRegularFile(OSError):
+    """A FIFO, device, socket or folder where a regular file is needed."""
+
+
+def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, regular_only: bool = False) -> bytes:
+    """The bytes of a file, at most ``limit`` (default ``MAX_FILE_BYTES``); ``FileTooLarge`` beyond it.
+
+    Opened without blocking (a FIFO with no writer does not hang the caller), then checked with fstat: with
+    ``regular_only``, anything but a regular file is refused before a byte is read."""
+    limit = MAX_FILE_BYTES if limit is None else limit
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            if regular_only or stat.S_ISDIR(info.st_mode):
+                raise NotRegularFile(0, "not a regular file (" + _file_kind(info.st_mode) + ")")
+        elif info.st_size > limit:
+            raise FileTooLarge(f"the file is {info.st_size / 1e6:,.0f} MB, above the {limit / 1e6:,.0f} MB cap "
+                               "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)")
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 24, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise FileTooLarge(f"more than {limit / 1e6:,.0f} MB read without reaching the end (the cap; raise it "
+                                   "with --max-file-mb or RUNLENS_MAX_FILE_MB)")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
 def _read_source(source: Source, name: Optional[str]) -> tuple[str, bytes]:
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
         label = name or str(source)
-        with open(path, "rb") as handle:  # OSError handled by the caller
-            return label, handle.read()
+        return label, read_file_bytes(source)  # OSError and FileTooLarge handled by the caller
     if isinstance(source, (bytes, bytearray)):
         return name or "<bytes>", bytes(source)
     if hasattr(source, "read"):
         data = source.read()
         label = name or getattr(source, "name", None) or "<stream>"
         if isinstance(data, str):
-            data = data.encode("utf-8")
+            data = data.encode("utf-8", "surrogatepass")
         if not isinstance(data, (bytes, bytearray)):
             raise TypeError(f"read() returned {type(data).__name__}, expected bytes or str")
         return str(label), bytes(data)
@@ -197,9 +255,100 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
     return line, col
 
 
-def _parse_json(file: str, text: str, path: str = "$") -> tuple[Any, list[Problem]]:
+MAX_SAFE_INTEGER = MAX_INTEGER
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class _Keys(dict):
+    """A JSON object in which some key was given more than once (the object keeps the last value)."""
+
+    duplicates: list
+
+
+class _HugeInt:
+    """An integer literal too long to convert (more than 4,300 digits): kept as its length only."""
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<an integer of {self.digits} digits>"
+
+
+def _strict_hooks() -> tuple[dict[str, Any], list[bool]]:
+    seen = [False]
+
+    def pairs(items: list) -> dict:
+        value = dict(items)
+        if len(value) != len(items):
+            seen[0] = True
+            value = _Keys(value)
+            counts: dict = {}
+            for key, _ in items:
+                counts[key] = counts.get(key, 0) + 1
+            value.duplicates = [k for k, n in counts.items() if n > 1]
+        return value
+
+    def integer(text: str) -> int:
+        if len(text) <= 18:
+            return int(text)
+        try:
+            return int(text)
+        except ValueError:
+            return _HugeInt(len(text.lstrip("-")))  # type: ignore[return-value]
+
+    return {"object_pairs_hook": pairs, "parse_int": integer}, seen
+
+
+def _scan_value(file: str, path: str, value: Any, problems: list[Problem], strings: bool) -> None:
+    """Duplicate keys, out-of-range integers and (with ``strings``) lone surrogates anywhere in ``value``."""
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item, _Keys):
+                for key in item.duplicates:
+                    problems.append(Problem(file, where, "duplicate key: a JSON object names each key once "
+                                            "(the file is ambiguous: readers keep the first or the last)", key))
+            for key, sub in item.items():
+                if strings and not _is_text(key):
+                    problems.append(Problem(file, where, "a key is not valid Unicode text (a lone surrogate)"))
+                stack.append((f"{where}.{key}" if where != "$" else str(key), sub))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", sub) for i, sub in enumerate(item))
+        elif isinstance(item, _HugeInt) or (isinstance(item, int) and not isinstance(item, bool)):
+            _check_integer(file, where, item, problems)
+        elif strings and isinstance(item, str) and not _is_text(item):
+            problems.append(Problem(file, where, "not valid Unicode text: a lone surrogate escape such as \\ud800",
+                                    item.encode("utf-8", "backslashreplace").decode("ascii")))
+
+
+def _is_text(value: Any) -> bool:
+    if not isinstance(value, str):
+        return True
     try:
-        return json.loads(text), []
+        value.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _check_integer(file: str, where: str, value: Any, problems: list[Problem]) -> None:
+    if isinstance(value, _HugeInt):
+        problems.append(Problem(file, where, f"integer out of range: an integer of {value.digits} digits "
+                                f"(integers must be between -2^53 and 2^53)"))
+    elif not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        shown = str(value) if len(str(value)) <= 40 else str(value)[:20] + "..."
+        problems.append(Problem(file, where, "integer out of range: integers must be between -2^53 and 2^53", shown))
+
+
+def parse_json_text(file: str, text: str, path: str = "$") -> tuple[Any, list[Problem]]:
+    """Parse JSON strictly: syntax, nesting, duplicate keys, out-of-range integers and lone surrogates are problems.
+
+    The value is returned even when problems are found (so callers can tell where they are)."""
+    hooks, duplicated = _strict_hooks()
+    try:
+        value = json.loads(text, **hooks)
     except RecursionError:
         return None, [Problem(file, path, "nesting is too deep to be a run report")]
     except json.JSONDecodeError as exc:
@@ -208,10 +357,20 @@ def _parse_json(file: str, text: str, path: str = "$") -> tuple[Any, list[Proble
         else:
             what = f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         return None, [Problem(file, path, what)]
+    except ValueError as exc:
+        return None, [Problem(file, path, f"invalid JSON: {str(exc)[:200]}")]
+    problems: list[Problem] = []
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    if duplicated[0] or surrogates:
+        _scan_value(file, path, value, problems, surrogates)
+    return value, problems
+
+
+_parse_json = parse_json_text
 
 
 def _nonfinite_and_depth(file: str, path: str, value: Any, problems: list[Problem]) -> None:
-    """Walk a free-form value: report NaN/Infinity and nesting deeper than MAX_EXTRA_DEPTH."""
+    """Walk a free-form value: report NaN/Infinity, integers out of range and nesting deeper than MAX_EXTRA_DEPTH."""
     stack = [(path, value, 0)]
     while stack:
         where, item, depth = stack.pop()
@@ -222,6 +381,9 @@ def _nonfinite_and_depth(file: str, path: str, value: Any, problems: list[Proble
             problems.append(
                 Problem(file, where, "must be a finite number (NaN and Infinity are not allowed)", item)
             )
+        elif isinstance(item, _HugeInt) or (isinstance(item, int) and not isinstance(item, bool)):
+            if isinstance(item, _HugeInt) or not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                _check_integer(file, where, item, problems)
         elif isinstance(item, dict):
             stack.extend((f"{where}.{k}", v, depth + 1) for k, v in item.items())
         elif isinstance(item, list):
@@ -229,17 +391,25 @@ def _nonfinite_and_depth(file: str, path: str, value: Any, problems: list[Proble
 
 
 def _validate_cases(
-    file: str, raw_cases: list[Any], prefixes: Optional[list[str]] = None
+    file: str, raw_cases: list[Any], prefixes: Optional[list[str]] = None, bad: frozenset = frozenset()
 ) -> tuple[list[Case], list[Problem]]:
-    """Validate parsed cases; return the valid ones (in order) and one problem per thing wrong."""
+    """Validate parsed cases; return the valid ones (in order) and one problem per thing wrong.
+
+    ``bad``: indices of cases already found wrong while parsing (their problems are listed by the caller)."""
     prefix = _prefixer(prefixes)
     problems: list[Problem] = []
-    try:
-        indexed = list(enumerate(_CASES_ADAPTER.validate_python(raw_cases)))
-    except ValidationError:
+    indexed: Optional[list[tuple[int, Case]]] = None
+    if not bad:
+        try:
+            indexed = list(enumerate(_CASES_ADAPTER.validate_python(raw_cases)))
+        except ValidationError:
+            indexed = None
+    if indexed is None:
         # Only when something is wrong: case by case, to keep the good ones and name each problem.
         indexed = []
         for i, raw in enumerate(raw_cases):
+            if i in bad:
+                continue
             try:
                 indexed.append((i, Case.model_validate(raw)))
             except ValidationError as case_error:
@@ -300,7 +470,7 @@ def jsonl_objects(file: str, text: str, kind: str = "case") -> tuple[list[tuple[
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        value, errs = _parse_json(file, line, f"line {number}")
+        value, errs = parse_json_text(file, line, f"line {number}")
         if errs:
             problems.extend(errs)
         elif not isinstance(value, dict):
@@ -310,13 +480,18 @@ def jsonl_objects(file: str, text: str, kind: str = "case") -> tuple[list[tuple[
     return rows, problems
 
 
-def read_jsonl_file(path: Union[str, os.PathLike], kind: str) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
-    """Read a JSON Lines file of ``kind`` objects: unreadable and non-UTF-8 files are problems too."""
-    label = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return [], [Problem(label, "$", f"cannot read the file: {exc.strerror or exc.__class__.__name__}")]
+def read_jsonl_file(path: Union[str, os.PathLike, tuple[str, bytes]],
+                    kind: str) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
+    """Read a JSON Lines file of ``kind`` objects (a path, or ``(label, bytes)`` held in memory): unreadable
+    and non-UTF-8 files are problems too."""
+    if isinstance(path, tuple):
+        label, data = path
+    else:
+        label = str(path)
+        try:
+            data = read_file_bytes(path)
+        except (OSError, FileTooLarge) as exc:
+            return [], [unreadable(label, exc)]
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -324,70 +499,59 @@ def read_jsonl_file(path: Union[str, os.PathLike], kind: str) -> tuple[list[tupl
     return jsonl_objects(label, text, kind)
 
 
-def _load_jsonl(file: str, text: str) -> tuple[list[Any], list[str], list[Problem]]:
+def unreadable(label: str, exc: BaseException) -> Problem:
+    """The one 'cannot read the file' problem."""
+    if isinstance(exc, FileTooLarge):
+        return Problem(label, "$", str(exc))
+    reason = getattr(exc, "strerror", None) or exc.__class__.__name__
+    return Problem(label, "$", f"cannot read the file: {reason}")
+
+
+def _load_jsonl(file: str, text: str) -> tuple[list[Any], list[str], list[Problem]]:  # noqa: D103
     rows, problems = jsonl_objects(file, text)
     return [value for _, value in rows], [f"line {number}" for number, _ in rows], problems
 
 
-class _Document(BaseModel):
-    """The whole file validated in one pass by pydantic-core (the fast path for valid input)."""
+def _parse_document(label: str, text: str) -> tuple[Optional[dict[str, Any]], Any, Optional[list[str]], list[Problem],
+                                                  frozenset]:
+    """Parse and check the structure, naming every problem.
 
-    model_config = ConfigDict(extra="allow")
-    schema_version: StrictInt = SCHEMA_VERSION
-    run: Any = None
-    cases: list[Case]
-    aggregate_metrics: Any = None
-    observability: Any = None
-
-
-_DOCUMENT = TypeAdapter(_Document)
-
-
-def _fast_parse(data: bytes) -> Optional[tuple[dict[str, Any], list[Case]]]:
-    """Parse and validate in one pass; None when anything is off (the slow path then explains)."""
-    start = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
-    try:
-        if start == b"{":
-            document = _DOCUMENT.validate_json(data)
-            header = dict(document.__pydantic_extra__ or {})
-            header.update(schema_version=document.schema_version)
-            for key in ("run", "aggregate_metrics", "observability"):
-                if getattr(document, key) is not None:
-                    header[key] = getattr(document, key)
-            return header, document.cases
-        if start == b"[":
-            return {}, _CASES_ADAPTER.validate_json(data)
-    except ValidationError:
-        return None
-    return None
-
-
-def _slow_parse(label: str, text: str) -> tuple[Optional[dict[str, Any]], Any, Optional[list[str]], list[Problem]]:
-    """json.loads and structural checks, naming every problem. Returns (header, raw cases, prefixes, problems)."""
+    Returns (header, raw cases, prefixes, problems, indices of cases already found wrong); header None when
+    nothing can be read. A problem outside the cases (a duplicated top-level key, say) makes the file unreadable:
+    a run whose own structure is ambiguous is not read at all."""
     prefixes: Optional[list[str]] = None
     if label.lower().endswith((".jsonl", ".ndjson")):
         raw_cases, prefixes, problems = _load_jsonl(label, text)
-        return {}, raw_cases, prefixes, problems
-    document, problems = _parse_json(label, text)
-    if problems:
-        if "Extra data" in problems[0].message and text.lstrip().startswith("{"):
+        return {}, raw_cases, prefixes, problems, frozenset()
+    document, problems = parse_json_text(label, text)
+    if document is None:
+        if problems and "Extra data" in problems[0].message and text.lstrip().startswith("{"):
             raw_cases, prefixes, problems = _load_jsonl(label, text)  # JSON Lines under a .json name
-            return {}, raw_cases, prefixes, problems
-        return None, None, None, problems
+            return {}, raw_cases, prefixes, problems, frozenset()
+        return None, None, None, problems, frozenset()
+    bad = set()
+    for problem in problems:
+        match = re.match(r"cases\[(\d+)\]", problem.path)
+        if match and not isinstance(document, list):
+            bad.add(int(match.group(1)))
+        elif isinstance(document, list) and re.match(r"\$?\[(\d+)\]", problem.path):
+            bad.add(int(re.match(r"\$?\[(\d+)\]", problem.path).group(1)))
+        else:
+            return None, None, None, problems, frozenset()
     if isinstance(document, list):
-        return {}, document, None, []
+        return {}, document, None, problems, frozenset(bad)
     if not isinstance(document, dict):
         return None, None, None, [
             Problem(label, "$", f"not a run report: expected an object with 'cases' or an array of cases, not {_kind(document)}")
-        ]
+        ], frozenset()
     if "cases" not in document:
         hint = " (this looks like a single case; wrap it in an array)" if "probe_id" in document else ""
-        return None, None, None, [Problem(label, "cases", "required field is missing" + hint)]
+        return None, None, None, [Problem(label, "cases", "required field is missing" + hint)], frozenset()
     raw_cases = document["cases"]
     if not isinstance(raw_cases, list):
-        return None, None, None, [Problem(label, "cases", "must be an array of cases", raw_cases)]
+        return None, None, None, [Problem(label, "cases", "must be an array of cases", raw_cases)], frozenset()
     header = {k: v for k, v in document.items() if k != "cases"}
-    return header, raw_cases, None, []
+    return header, raw_cases, None, problems, frozenset(bad)
 
 
 def _check_version(label: str, version: Any) -> list[Problem]:
@@ -443,36 +607,27 @@ def load_run(source: Source, name: Optional[str] = None) -> LoadResult:
 def _load_run(source: Source, name: Optional[str]) -> LoadResult:
     try:
         label, data = _read_source(source, name)
-    except OSError as exc:
+    except (OSError, FileTooLarge) as exc:
         label = name or str(source)
-        reason = exc.strerror or exc.__class__.__name__
-        return LoadResult(label, None, [Problem(label, "$", f"cannot read the file: {reason}")])
+        return LoadResult(label, None, [unreadable(label, exc)])
     if not data.strip():
         return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
-
-    fast = None if label.lower().endswith((".jsonl", ".ndjson")) else _fast_parse(data)
-    if fast is not None:
-        header, validated = fast
-        problems = _check_version(label, header.get("schema_version", SCHEMA_VERSION))
-        if problems:
-            return LoadResult(label, None, problems)
-        cases, problems = _screen_cases(label, enumerate(validated), _prefixer(None))
-        cases_in_file = len(validated)
-    else:
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            message = f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded"
-            return LoadResult(label, None, [Problem(label, "$", message)])
-        header, raw_cases, prefixes, problems = _slow_parse(label, text)
-        if header is None:
-            return LoadResult(label, None, problems)
-        version_problems = _check_version(label, header.get("schema_version", SCHEMA_VERSION))
-        if version_problems:
-            return LoadResult(label, None, version_problems)
-        cases_in_file = len(raw_cases) + len(problems)  # JSONL lines that did not parse count too
-        cases, case_problems = _validate_cases(label, raw_cases, prefixes)
-        problems = problems + case_problems
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        message = f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded"
+        return LoadResult(label, None, [Problem(label, "$", message)])
+    del data
+    header, raw_cases, prefixes, problems, bad = _parse_document(label, text)
+    if header is None:
+        return LoadResult(label, None, problems)
+    version_problems = _check_version(label, header.get("schema_version", SCHEMA_VERSION))
+    if version_problems:
+        return LoadResult(label, None, version_problems)
+    # JSONL lines that did not parse count too
+    cases_in_file = len(raw_cases) + (len({p.path.split(".")[0] for p in problems}) if prefixes is not None else 0)
+    cases, case_problems = _validate_cases(label, raw_cases, prefixes, bad)
+    problems = problems + case_problems
 
     meta, stored = _check_header(label, header, problems)
     problems.sort(key=lambda p: _problem_order(p.path))

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Optional, Union
 from .loader import Problem, read_jsonl_file
 from .metrics import aggregate_metrics, cases_frame
 from .observability import observability
-from .schema import SEVERITIES, RunReport
+from .schema import SEVERITIES, RunReport, normalize_severity
 from .scorer import PatternSet, builtin_patterns, evaluate_response
 from .loader import read_run
 
@@ -51,7 +51,7 @@ def check_probe(label: str, number: int, probe: dict[str, Any]) -> list[Problem]
         elif not isinstance(probe[key], str) or not probe[key].strip():
             problems.append(Problem(label, f"line {number}.{key}", "must be a non-empty string", probe[key]))
     severity = probe.get("severity")
-    if isinstance(severity, str) and severity.strip().lower() not in SEVERITIES:
+    if isinstance(severity, str) and normalize_severity(severity) is None:
         problems.append(Problem(label, f"line {number}.severity", "must be one of " + ", ".join(SEVERITIES), severity))
     modes = probe.get("failure_modes", [])
     if not isinstance(modes, list) or not all(isinstance(m, str) for m in modes):

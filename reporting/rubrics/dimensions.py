@@ -4,7 +4,6 @@ the safety gate (the scorer's own ADR-016 patterns), optional z-normalisation, r
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -35,9 +34,12 @@ def parse_weights(text: Optional[str]) -> dict[str, float]:
         return dict(DEFAULT_WEIGHTS)
     path = Path(text)
     if path.exists():
-        import yaml
+        from ..safe_yaml import YamlProblem, read_yaml
 
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        try:
+            data = read_yaml(path)
+        except YamlProblem as exc:
+            raise RubricError([str(exc)]) from None
     else:
         data = {}
         for part in text.split(","):
@@ -69,21 +71,49 @@ def weighted_overall(scores: dict[str, float], weights: dict[str, float]) -> tup
     return (min(raw, cap), cap) if cap is not None and raw > cap else (raw, None)
 
 
-_JSON_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
+MAX_RAW_CHARS = 1_000_000  # a reviewer's raw text beyond this is not searched for its JSON block
+MAX_DECODE_ATTEMPTS = 2_000  # '{' positions tried as the start of a JSON object, from the end backwards
+
+
+def _fenced_blocks(raw: str) -> list[str]:
+    """The contents of ```...``` blocks, found with str.find (linear), an optional 'json' tag removed."""
+    blocks, at = [], raw.find("```")
+    while at != -1:
+        end = raw.find("```", at + 3)
+        if end == -1:
+            break
+        body = raw[at + 3:end]
+        if body[:4].lower() == "json":
+            body = body[4:]
+        blocks.append(body.strip())
+        at = raw.find("```", end + 3)
+    return blocks
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def parse_raw(raw: str) -> Optional[dict[str, Any]]:
-    """The JSON object a reviewer ended its text with: a ```json block, else the last {...} that parses."""
-    for match in reversed(_JSON_BLOCK.findall(raw)):
-        try:
-            return json.loads(match)
-        except json.JSONDecodeError:
-            continue
-    decoder, last, start = json.JSONDecoder(), None, raw.find("{")
-    while start != -1:
+    """The JSON object a reviewer ended its text with: a ```json block, else the last top-level {...} that parses.
+
+    Bounded work on hostile text: at most MAX_RAW_CHARS are searched, fenced blocks are found in one pass, and
+    at most MAX_DECODE_ATTEMPTS places are tried for a bare object."""
+    raw = raw[:MAX_RAW_CHARS]
+    for block in reversed(_fenced_blocks(raw)):
+        if block.startswith("{") and block.endswith("}"):
+            value = _loads(block)
+            if isinstance(value, dict):
+                return value
+    decoder, last, start, attempts = json.JSONDecoder(), None, raw.find("{"), 0
+    while start != -1 and attempts < MAX_DECODE_ATTEMPTS:
+        attempts += 1
         try:
             value, end = decoder.raw_decode(raw, start)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             start = raw.find("{", start + 1)
             continue
         if isinstance(value, dict):
@@ -196,10 +226,25 @@ def score_dimensions(data: dict[str, Any], *, weights: Optional[dict[str, float]
             "reviewer_spread": spread, "reviewers": [r["reviewer"] for r in per_review], "notes": notes}
 
 
-def load_evaluations(path: Union[str, Path]) -> dict[str, Any]:
+def load_evaluations(path: Union[str, Path, tuple[str, bytes]]) -> dict[str, Any]:
+    """Dimension scores (RUN.dimensions.json): a path or (label, bytes) held in memory; strict JSON."""
+    from ..loader import FileTooLarge, parse_json_text, read_file_bytes, unreadable
+    from .scorecard import source_label
+
+    label = source_label(path)
+    if isinstance(path, tuple):
+        data = path[1]
+    else:
+        try:
+            data = read_file_bytes(path)
+        except (OSError, FileTooLarge) as exc:
+            raise RubricError([str(unreadable(label, exc))]) from None
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RubricError([f"{path}: $: cannot read the file: {exc.strerror or exc}"]) from None
-    except json.JSONDecodeError as exc:
-        raise RubricError([f"{path}: $: invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]) from None
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RubricError([f"{label}: $: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+                           "cannot be decoded"]) from None
+    value, problems = parse_json_text(label, text)
+    if problems:
+        raise RubricError([str(p) for p in problems])
+    return value

@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
-import yaml
-
 METHODS = ("WEIGHTED_AVERAGE", "MINIMUM", "MAXIMUM")
 CRITICALITIES = ("hard_gate", "threshold_gate")
 WEIGHT_TOLERANCE = 0.001
@@ -48,13 +46,23 @@ class Rubric:
     sub_rubrics: list["Rubric"] = field(default_factory=list)
 
 
-def _read_yaml(path: Union[str, Path], problems: list[str]) -> Any:
+# A file to read: a path, or (label, bytes) held in memory (an upload never becomes a path).
+Source = Union[str, Path, tuple[str, bytes]]
+
+
+def source_label(source: Source) -> str:
+    from ..textsafe import printable
+
+    return printable(source[0]) if isinstance(source, tuple) else str(source)
+
+
+def _read_yaml(path: Source, problems: list[str]) -> Any:
+    from ..safe_yaml import YamlProblem, read_yaml
+
     try:
-        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        problems.append(f"{path}: $: cannot read the file: {exc.strerror or exc}")
-    except yaml.YAMLError as exc:
-        problems.append(f"{path}: $: not valid YAML: {str(exc).splitlines()[0]}")
+        return read_yaml(path)
+    except YamlProblem as exc:
+        problems.append(str(exc))
     return None
 
 
@@ -131,7 +139,7 @@ def _rubric(data: Any, where: str, definitions: dict[str, dict], problems: list[
     return rubric
 
 
-def load_rubric(path: Union[str, Path], benchmarks_path: Union[str, Path, None] = None) -> Rubric:
+def load_rubric(path: Source, benchmarks_path: Optional[Source] = None) -> Rubric:
     problems: list[str] = []
     definitions: dict[str, dict] = {}
     if benchmarks_path is not None:
@@ -144,13 +152,13 @@ def load_rubric(path: Union[str, Path], benchmarks_path: Union[str, Path, None] 
                 if isinstance(entry, dict) and isinstance(entry.get("code"), str):
                     definitions[entry["code"]] = {k: v for k, v in entry.items() if k != "code"}
                 else:
-                    problems.append(f"{benchmarks_path}: benchmarks[{i}]: a mapping with a 'code'")
+                    problems.append(f"{source_label(benchmarks_path)}: benchmarks[{i}]: a mapping with a 'code'")
         elif defs is not None:
-            problems.append(f"{benchmarks_path}: $: expected a list (or mapping) of benchmark definitions")
+            problems.append(f"{source_label(benchmarks_path)}: $: expected a list (or mapping) of benchmark definitions")
     data = _read_yaml(path, problems)
     rubric = None
     if data is not None or not problems:
-        rubric = _rubric(data, f"{path}: $", definitions, problems)
+        rubric = _rubric(data, f"{source_label(path)}: $", definitions, problems)
     if problems or rubric is None:
         raise RubricError(problems)
     return rubric
@@ -165,21 +173,34 @@ class Verdict:
     uncertain: bool
     reason: str = ""
     confidence: Optional[float] = None
+    line: int = 0
+    given_score: bool = False
+    where: str = ""
 
 
-def load_verdicts(path: Union[str, Path]) -> list[Verdict]:
+def load_verdicts(path: Source) -> list[Verdict]:
+    """Judge verdicts, one JSON object a line. A (benchmark, case_id) pair given twice is a problem: counting
+    copies would let one verdict outvote the others."""
     from ..loader import read_jsonl_file
 
-    rows, read_problems = read_jsonl_file(path, "verdict")
+    label = source_label(path)
+    rows, read_problems = read_jsonl_file(path if isinstance(path, tuple) else Path(path), "verdict")
     problems, verdicts = [str(p) for p in read_problems], []
+    first_line: dict[tuple[str, str], int] = {}
     for number, row in rows:
-        where = f"{path}: line {number}"
+        where = f"{label}: line {number}"
         bad = [k for k in ("benchmark", "case_id") if not isinstance(row.get(k), str)]
         if not isinstance(row.get("pass"), bool):
             bad.append("pass")
         if bad:
             problems.append(f"{where}: {', '.join(bad)}: required ({'strings' if 'pass' not in bad else 'pass is true or false'})")
             continue
+        pair = (row["benchmark"], row["case_id"])
+        if pair in first_line:
+            problems.append(f"{where}: duplicate verdict for benchmark {row['benchmark']!r}, case {row['case_id']!r}"
+                            f" (first on line {first_line[pair]}); each case is judged once per benchmark")
+            continue
+        first_line[pair] = number
         uncertain = bool(row.get("uncertain", False))
         # An uncertain verdict counts as a fail, as the judge prompt spec says.
         if uncertain:
@@ -189,7 +210,8 @@ def load_verdicts(path: Union[str, Path]) -> list[Verdict]:
         else:
             score = 1.0 if row["pass"] else 0.0
         verdicts.append(Verdict(row["benchmark"], row["case_id"], row["pass"] and not uncertain, score, uncertain,
-                                str(row.get("reason", "")), row.get("confidence")))
+                                str(row.get("reason", "")), row.get("confidence"), number,
+                                row.get("score") is not None and not uncertain, where))
     if problems:
         raise RubricError(problems)
     return verdicts
@@ -211,6 +233,16 @@ def score_rubric(rubric: Rubric, verdicts: list[Verdict]) -> dict[str, Any]:
     missing = sorted({b.code for b in _all_benchmarks(rubric)} - set(by_benchmark))
     if missing:
         raise RubricError([f"verdicts: no verdict for benchmark(s) {', '.join(missing)}"])
+    contradictions = []
+    for bench in _all_benchmarks(rubric):
+        for v in by_benchmark[bench.code]:
+            reaches = v.score >= bench.threshold - 1e-12
+            if v.given_score and v.passed != reaches:
+                contradictions.append(
+                    f"{v.where}: pass is {'true' if v.passed else 'false'} but score {v.score:g} is "
+                    f"{'below' if not reaches else 'at or above'} benchmark {bench.code}'s threshold {bench.threshold:g}")
+    if contradictions:
+        raise RubricError(sorted(contradictions, key=lambda line: int(line.rsplit("line ", 1)[1].split(":")[0])))
     return _score(rubric, by_benchmark)
 
 

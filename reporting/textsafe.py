@@ -1,0 +1,71 @@
+"""Text from a run or a file name is hostile: how it is shown safely in each medium.
+
+- ``printable``: control characters (C0, C1, DEL, line and paragraph separators, bidirectional
+  overrides) escaped as ``\\n``, ``\\x1b``, ``\\u202e``, so one id stays one line and cannot move
+  the cursor, colour a terminal or reorder what is shown around it.
+- ``cli_line``: a line for a terminal or a CI log: printable, and a leading ``::`` (a GitHub
+  Actions workflow command) turned into ``: :``.
+- ``csv_cell`` / ``csv_safe_frame``: OWASP's rule for spreadsheets: a text cell that starts with
+  ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading apostrophe.
+- ``plotly_text``: Plotly renders a subset of HTML in labels and turns ``&amp;``, ``&lt;`` and
+  ``&gt;`` back into characters; escaping exactly those three shows any name as written (quotes are
+  left alone: Plotly would show ``&quot;`` literally).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pandas as pd
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group(0)
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: Any) -> str:
+    """``text`` with every control or invisible formatting character escaped (backslashes kept as they are)."""
+    return _CONTROL.sub(_escape, str(text))
+
+
+def cli_line(text: Any) -> str:
+    """One line safe to print in a terminal or a CI log."""
+    line = printable(text)
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        line = line[: len(line) - len(stripped)] + ": :" + stripped[2:]
+    return line
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell neutralised for spreadsheets: text that would start a formula gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
+        return "'" + value
+    return value
+
+
+def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells (and column names) follow ``csv_cell``; numbers are left alone."""
+    out = frame.copy()
+    for column in out.columns:
+        series = out[column]
+        if series.dtype == object or pd.api.types.is_string_dtype(series.dtype):
+            out[column] = series.map(csv_cell)
+    out.columns = [csv_cell(c) if isinstance(c, str) else c for c in out.columns]
+    if out.index.dtype == object:
+        out.index = out.index.map(csv_cell)
+    return out
+
+
+def plotly_text(text: Any) -> str:
+    """A label Plotly shows exactly as written: only &, < and > are escaped."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
