@@ -1,13 +1,17 @@
 """The one set of Plotly figure builders: the dashboard and the HTML export draw the same charts.
 
-All text that comes from a report (category names, failure modes, probe ids, task text) is
-HTML-escaped before it reaches Plotly, which renders a subset of HTML in labels and hover
-text and turns entities back into the literal characters.
+Text from a report (category names, failure modes, probe ids, task text) is hostile and may be
+any string. Two rules keep every chart honest whatever the names:
+
+- Names never key an axis: Plotly's category axes look names up in plain JavaScript objects, so a
+  category called ``constructor`` or ``__proto__`` would vanish. Data-derived axes are numeric
+  positions 0..n-1, with the names as tick text (``_name_axis``).
+- Names pass through ``plotly_text``: &, < and > are escaped (Plotly renders a subset of HTML and
+  turns exactly those entities back into characters), quotes are left as written.
 """
 
 from __future__ import annotations
 
-import html
 from typing import Any, Optional
 
 import numpy as np
@@ -15,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .schema import SEVERITIES
+from .textsafe import plotly_text
 
 PASS_COLOUR, FAIL_COLOUR, RISK_COLOUR = "#2e7d32", "#c62828", "#ef6c00"
 SEVERITY_COLOURS = {"low": "#90caf9", "medium": "#42a5f5", "high": "#ef6c00", "critical": "#b71c1c"}
@@ -24,7 +29,15 @@ COLOR_CHOICES = ("cluster", "category", "severity", "outcome")
 
 
 def esc(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    """Any report text as Plotly shows it literally."""
+    return plotly_text(text)
+
+
+def _name_axis(names: list[Any]) -> tuple[list[int], dict[str, Any]]:
+    """Positions for a data-derived axis and the axis settings that label them with the names."""
+    positions = list(range(len(names)))
+    return positions, {"tickmode": "array", "tickvals": positions, "ticktext": [esc(n) for n in names],
+                       "range": [-0.5, len(names) - 0.5] if names else None, "type": "linear"}
 
 
 def _layout(fig: go.Figure, title: str, **kwargs: Any) -> go.Figure:
@@ -47,18 +60,20 @@ def category_chart(metrics: dict[str, Any]) -> go.Figure:
     if not by_category:
         return empty_figure("Pass rate and mean risk by category", "No cases")
     names = list(by_category)
-    labels = [esc(n) for n in names]
+    positions, axis = _name_axis(names)
+    labels = [[esc(n)] for n in names]
     n = [by_category[c]["n"] for c in names]
     fig = go.Figure()
     rates = [by_category[c]["pass_rate"] for c in names]
     risks = [by_category[c]["risk_mean"] for c in names]
-    fig.add_bar(name="pass rate (95% CI)", x=labels, y=rates, marker_color=PASS_COLOUR,
+    fig.add_bar(name="pass rate (95% CI)", x=positions, y=rates, marker_color=PASS_COLOUR, customdata=labels,
                 error_y=_error_bars(rates, [by_category[c].get("pass_rate_ci") for c in names]),
                 text=[f"n={k}" + (" (low n)" if by_category[c].get("low_n") else "") for k, c in zip(n, names)],
-                textposition="outside", hovertemplate="%{x}<br>pass rate %{y:.1%}<br>%{text}<extra></extra>")
-    fig.add_bar(name="mean risk (95% CI)", x=labels, y=risks, marker_color=RISK_COLOUR,
+                textposition="outside", hovertemplate="%{customdata[0]}<br>pass rate %{y:.1%}<br>%{text}<extra></extra>")
+    fig.add_bar(name="mean risk (95% CI)", x=positions, y=risks, marker_color=RISK_COLOUR, customdata=labels,
                 error_y=_error_bars(risks, [by_category[c].get("risk_mean_ci") for c in names]),
-                hovertemplate="%{x}<br>mean risk %{y:.3f}<extra></extra>")
+                hovertemplate="%{customdata[0]}<br>mean risk %{y:.3f}<extra></extra>")
+    fig.update_xaxes(**axis)
     fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
     return _layout(fig, "Pass rate and mean risk by category", barmode="group")
 
@@ -90,18 +105,20 @@ def category_delta_chart(comparison: dict[str, Any]) -> go.Figure:
     rows = comparison["by_category"]
     if not rows:
         return empty_figure("Change in pass rate by category", "No paired cases")
-    labels = [esc(r["category"]) + (" (low n)" if r["low_n"] else "") for r in rows]
+    positions, axis = _name_axis([r["category"] + (" (low n)" if r["low_n"] else "") for r in rows])
     deltas = [r["delta"] for r in rows]
     fig = go.Figure(go.Scatter(
-        x=deltas, y=labels, mode="markers", marker=dict(size=11, color=[PASS_COLOUR if d > 0 else FAIL_COLOUR if d < 0 else "#555" for d in deltas]),
+        x=deltas, y=positions, mode="markers", marker=dict(size=11, color=[PASS_COLOUR if d > 0 else FAIL_COLOUR if d < 0 else "#555" for d in deltas]),
         error_x={"type": "data", "symmetric": False, "array": [r["ci_high"] - r["delta"] for r in rows],
                  "arrayminus": [r["delta"] - r["ci_low"] for r in rows], "thickness": 1.5, "width": 5},
-        customdata=[[r["n"], r["base_pass_rate"], r["candidate_pass_rate"], r["ci_low"], r["ci_high"]] for r in rows],
-        hovertemplate="%{y}<br>change %{x:+.1%} (95% CI %{customdata[3]:+.1%} to %{customdata[4]:+.1%})"
+        customdata=[[r["n"], r["base_pass_rate"], r["candidate_pass_rate"], r["ci_low"], r["ci_high"], esc(r["category"])]
+                    for r in rows],
+        hovertemplate="%{customdata[5]}<br>change %{x:+.1%} (95% CI %{customdata[3]:+.1%} to %{customdata[4]:+.1%})"
                       "<br>base %{customdata[1]:.1%}, candidate %{customdata[2]:.1%}, n=%{customdata[0]}<extra></extra>",
         showlegend=False,
     ))
     fig.add_vline(x=0, line_dash="dash", line_color="#888")
+    fig.update_yaxes(**axis)
     fig.update_xaxes(tickformat="+.0%", title="candidate - base pass rate")
     return _layout(fig, "Change in pass rate by category (Newcombe 95% CI)", height=max(320, 40 * len(rows) + 140))
 
@@ -115,7 +132,7 @@ def trend_chart(trend: dict[str, Any]) -> go.Figure:
     points = trend["points"]
     if not points:
         return empty_figure("Trend", "No runs")
-    x = [esc(p["created_at"] or p["run_id"]) for p in points]
+    x, axis = _name_axis([p["created_at"] or p["run_id"] for p in points])
     fig = go.Figure()
     colours = (PASS_COLOUR, "#1565c0", FAIL_COLOUR)
     for (key, label), colour in zip(TREND_FIGURES, colours):
@@ -127,6 +144,7 @@ def trend_chart(trend: dict[str, Any]) -> go.Figure:
             hovertemplate=label + " %{y:.3f}<br>%{customdata[0]} (%{customdata[1]})<extra></extra>",
         ))
     fig.update_yaxes(range=[0, 1.05])
+    fig.update_xaxes(**axis)
     return _layout(fig, f"Trend of suite {esc(trend['suite'])} (95% intervals)")
 
 
@@ -141,7 +159,7 @@ def trend_category_chart(trend: dict[str, Any]) -> go.Figure:
     cols = 3
     rows = (len(categories) + cols - 1) // cols
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc(c) for c in categories], shared_yaxes=True)
-    x = [esc(p["created_at"] or p["run_id"]) for p in points]
+    x = list(range(len(points)))
     for i, category in enumerate(categories):
         values = [p["by_category"].get(category, {}).get("pass_rate") for p in points]
         cis = [p["by_category"].get(category, {}).get("pass_rate_ci") for p in points]
@@ -161,12 +179,14 @@ def dimension_heatmap(result: dict[str, Any]) -> go.Figure:
     if not rows:
         return empty_figure("Dimension scores", "No dimension scores")
     z = [[r["dimensions"][d] for d in DIMENSIONS] for r in rows]
+    positions, axis = _name_axis([r["response"] for r in rows])
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(DIMENSIONS), y=[esc(r["response"]) for r in rows], zmin=1, zmax=10, colorscale="RdYlGn",
+        z=z, x=list(DIMENSIONS), y=positions, zmin=1, zmax=10, colorscale="RdYlGn",
         text=[[f"{v:.1f}" for v in row] for row in z], texttemplate="%{text}",
-        hovertemplate="%{y} / %{x}: %{z:.2f}<extra></extra>", colorbar=dict(title="score"),
+        customdata=[[esc(r["response"])] * len(DIMENSIONS) for r in rows],
+        hovertemplate="%{customdata} / %{x}: %{z:.2f}<extra></extra>", colorbar=dict(title="score"),
     ))
-    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(**{**axis, "range": [len(rows) - 0.5, -0.5]})
     return _layout(fig, "Dimension scores (mean over reviewers)", height=max(260, 60 * len(rows) + 140))
 
 
@@ -175,15 +195,18 @@ def category_risk_box(frame: pd.DataFrame) -> go.Figure:
     if frame.empty:
         return empty_figure("Risk distribution by category", "No cases")
     fig = go.Figure()
-    for name, group in sorted(frame.groupby("category", observed=True), key=lambda kv: kv[0]):
+    groups = sorted(frame.groupby("category", observed=True), key=lambda kv: kv[0])
+    positions, axis = _name_axis([name for name, _ in groups])
+    for position, (name, group) in zip(positions, groups):
         risk = group["risk_score"].to_numpy(dtype=float)
         q1, median, q3 = np.percentile(risk, [25, 50, 75])
         iqr = q3 - q1
         low = risk[risk >= q1 - 1.5 * iqr].min()
         high = risk[risk <= q3 + 1.5 * iqr].max()
-        fig.add_trace(go.Box(name=esc(name), x=[esc(name)], q1=[q1], median=[median], q3=[q3], lowerfence=[low], upperfence=[high],
-                             mean=[risk.mean()], boxpoints=False, marker_color=RISK_COLOUR, showlegend=False,
-                             hoverinfo="y"))
+        fig.add_trace(go.Box(name=esc(name), x=[position], q1=[q1], median=[median], q3=[q3], lowerfence=[low],
+                             upperfence=[high], mean=[risk.mean()], boxpoints=False, marker_color=RISK_COLOUR,
+                             showlegend=False, hoverinfo="y"))
+    fig.update_xaxes(**axis)
     fig.update_yaxes(range=[0, 1], title="risk score")
     return _layout(fig, "Risk distribution by category")
 
@@ -207,8 +230,10 @@ def failure_modes_chart(metrics: dict[str, Any]) -> go.Figure:
     if not modes:
         return empty_figure("Detected failure modes", "No failure mode detected")
     names = list(modes)[::-1]  # horizontal bars draw bottom-up: most frequent on top
-    fig = go.Figure(go.Bar(x=[modes[m] for m in names], y=[esc(m) for m in names], orientation="h",
-                           marker_color=FAIL_COLOUR, hovertemplate="%{y}: %{x} case(s)<extra></extra>"))
+    positions, axis = _name_axis(names)
+    fig = go.Figure(go.Bar(x=[modes[m] for m in names], y=positions, orientation="h", customdata=[[esc(m)] for m in names],
+                           marker_color=FAIL_COLOUR, hovertemplate="%{customdata[0]}: %{x} case(s)<extra></extra>"))
+    fig.update_yaxes(**axis)
     fig.update_xaxes(title="cases")
     return _layout(fig, "Detected failure modes", height=max(300, 28 * len(names) + 120))
 

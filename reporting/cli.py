@@ -90,7 +90,7 @@ def _refuse_overwriting_input(output: str, source: str) -> None:
     if not same and os.path.exists(output) and os.path.exists(source):
         same = os.path.samefile(output, source)
     if same:
-        raise BadInput(f"{output}: refusing to overwrite an input file; choose another output path")
+        raise BadInput(f"{output}: refusing to overwrite the input report; choose another output path")
 
 
 def default_html_path(source: str) -> str:

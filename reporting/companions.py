@@ -65,7 +65,7 @@ def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tupl
     """The run files of a folder (regular files with a run suffix, below the size cap), and what was skipped, why.
 
     Never opens a FIFO or a device: each entry is checked with stat (following symlinks) before it is read."""
-    from .loader import MAX_FILE_BYTES
+    from .loader import MAX_FILE_BYTES, megabytes
 
     limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
     runs: list[Path] = []
@@ -83,7 +83,7 @@ def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tupl
             skipped.append(Skipped(name, "not a regular file (a folder, FIFO, device or socket)"))
             continue
         if info.st_size > limit:
-            skipped.append(Skipped(name, f"{info.st_size / 1e6:,.0f} MB is above the {limit / 1e6:,.0f} MB cap "
+            skipped.append(Skipped(name, f"{megabytes(info.st_size)}, larger than the {megabytes(limit)} cap "
                                          "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"))
             continue
         if is_companion(name):

@@ -170,6 +170,11 @@ def _problems_from_validation(file: str, prefix: str, error: ValidationError) ->
 MAX_FILE_BYTES = int(float(os.environ.get("RUNLENS_MAX_FILE_MB", "2048")) * 1024 * 1024)
 
 
+def megabytes(size: int) -> str:
+    """A size in MB for messages: three significant digits, so a small cap never reads as 0 MB."""
+    return f"{size / 1e6:,.3g} MB" if size < 1e9 else f"{size / 1e6:,.0f} MB"
+
+
 class FileTooLarge(Exception):
     """A file above the size cap (``MAX_FILE_BYTES``, raised with --max-file-mb or $RUNLENS_MAX_FILE_MB)."""
 
@@ -191,7 +196,7 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
             if regular_only or stat.S_ISDIR(info.st_mode):
                 raise NotRegularFile(0, "not a regular file (" + _file_kind(info.st_mode) + ")")
         elif info.st_size > limit:
-            raise FileTooLarge(f"the file is {info.st_size / 1e6:,.0f} MB, above the {limit / 1e6:,.0f} MB cap "
+            raise FileTooLarge(f"the file is {megabytes(info.st_size)}, larger than the {megabytes(limit)} cap "
                                "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)")
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
@@ -203,7 +208,7 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise FileTooLarge(f"more than {limit / 1e6:,.0f} MB read without reaching the end (the cap; raise it "
+                raise FileTooLarge(f"more than {megabytes(limit)} read without reaching the end (the cap; raise it "
                                    "with --max-file-mb or RUNLENS_MAX_FILE_MB)")
         return b"".join(chunks)
     finally:

@@ -242,8 +242,8 @@ def _compile_linear(source: str, where: str) -> LinearRegex:
     import re2
 
     if len(source) > MAX_USER_REGEX_CHARS:
-        raise PatternError(f"{where}: a user regex may have at most {MAX_USER_REGEX_CHARS:,} characters "
-                           f"(got {len(source):,})")
+        raise PatternError(f"{where}: a user regex may have at most {MAX_USER_REGEX_CHARS:,} characters, the "
+                           f"budget per user pattern (got {len(source):,})")
     options = re2.Options()
     options.log_errors = False
     options.never_capture = True  # only where matches are, never what groups hold: faster and the same counts

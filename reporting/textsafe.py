@@ -69,3 +69,12 @@ def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def plotly_text(text: Any) -> str:
     """A label Plotly shows exactly as written: only &, < and > are escaped."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_NOT_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_filename(text: Any, default: str = "run", limit: int = 80) -> str:
+    """A download name from report text: letters, digits, '.', '_' and '-' only, no leading dot, never a path."""
+    name = _NOT_NAME.sub("_", str(text)).strip("._-")[:limit]
+    return name or default

@@ -120,7 +120,9 @@ def test_case_detail_shows_every_field(samples, monkeypatch):
     at.text_input(key="case_probe_id").set_value(case.probe_id).run()
     codes = [c.value for c in at.code]
     assert case.task in codes and case.probe_input in codes and case.response in codes and case.explanation in codes
-    assert any(t.startswith(f"probe {case.probe_id}") for t in texts(at))
+    verdict = "PASSED" if case.passed else "FAILED"
+    # The verdict comes first, on a line of its own; the probe id after it (trust issue, point 12).
+    assert any(t.startswith(verdict) and f"\nprobe {case.probe_id}  |" in t for t in texts(at))
 
 
 def test_broken_file_is_reported_and_good_runs_still_load(samples, monkeypatch):

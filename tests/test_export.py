@@ -129,9 +129,10 @@ def test_export_default_path_exit_codes_and_atomicity(tmp_path):
     out = cli("export", bad, "-o", earlier)
     assert out.returncode == 2 and "cases[0].risk_score: must be between 0 and 1 (got 7)" in out.stderr
     assert "Traceback" not in out.stderr and earlier.read_text() == "earlier"
-    # An internal failure (output folder missing) exits 1 with one line, leaving nothing behind.
+    # An output folder that does not exist is bad input (exit 2) with one line naming it, leaving nothing behind.
     out = cli("export", src, "-o", tmp_path / "no" / "such" / "dir.html")
-    assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert "does not exist" in out.stderr
     assert not list(tmp_path.glob("**/*.tmp"))
     out = cli("export", src, "-o", tmp_path / "t.html", "--timestamp", "yesterday")
     assert out.returncode == 2 and "not a time stamp" in out.stderr

@@ -239,7 +239,7 @@ def score_rubric(rubric: Rubric, verdicts: list[Verdict]) -> dict[str, Any]:
             reaches = v.score >= bench.threshold - 1e-12
             if v.given_score and v.passed != reaches:
                 contradictions.append(
-                    f"{v.where}: pass is {'true' if v.passed else 'false'} but score {v.score:g} is "
+                    f"{v.where}: the verdict contradicts itself: pass is {'true' if v.passed else 'false'} but score {v.score:g} is "
                     f"{'below' if not reaches else 'at or above'} benchmark {bench.code}'s threshold {bench.threshold:g}")
     if contradictions:
         raise RubricError(sorted(contradictions, key=lambda line: int(line.rsplit("line ", 1)[1].split(":")[0])))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ..textsafe import safe_filename
 from .state import Context
 
 
@@ -20,5 +21,5 @@ def export_button(ctx: Context) -> None:
         found = companions(source.path) if source.path is not None else {}
         rubrics = rubric_results(**found) if any(found.values()) else None
         html = render_html(report_dict(view, ctx.observability()), rubrics=rubrics)
-        st.download_button("Download HTML report", html, file_name=f"{view.data.run.run.run_id}-report.html",
+        st.download_button("Download HTML report", html, file_name=f"{safe_filename(view.data.run.run.run_id)}-report.html",
                            mime="text/html", key="download_export")

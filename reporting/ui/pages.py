@@ -1,18 +1,25 @@
 """Page functions of the dashboard. They draw; every number comes from ``reporting``.
 
-Report text is hostile by nature: it is shown only through st.text, st.code, st.json and
-dataframes, never through Markdown or HTML.
+Report text and file names are hostile by nature: they are shown only through st.text, st.code,
+st.json, dataframes and widget options, never through Markdown or HTML (element labels such as
+an expander's are Markdown, so they carry only our own words and numbers). Tables go through
+``table`` so that Streamlit's own CSV download cannot carry a spreadsheet formula. A page that
+fails shows an error box naming the run, never a traceback.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import functools
+from typing import Callable
+
 import pandas as pd
 import streamlit as st
 
 from .. import charts
 from ..presentation import key_figures, mutual_information_reading
+from ..textsafe import csv_safe_frame, printable
 from .state import Context, build_context
 
 CASE_TABLE_CAP = 5000  # rows sent to the browser in the case table
@@ -28,6 +35,28 @@ def _plot(fig, **kwargs: Any):
     return st.plotly_chart(fig, theme=None, config={"displaylogo": False}, **kwargs)
 
 
+def table(frame: pd.DataFrame, **kwargs: Any):
+    """st.dataframe with OWASP's rule on text cells: Streamlit's CSV download of it cannot start a formula."""
+    return st.dataframe(csv_safe_frame(frame), **kwargs)
+
+
+def guarded(page: Callable[[], None]) -> Callable[[], None]:
+    """A page that cannot take the dashboard down: any failure is an error box naming the run, no traceback."""
+
+    @functools.wraps(page)
+    def run() -> None:
+        try:
+            page()
+        except Exception as exc:  # noqa: BLE001 - shown to the user as an error box
+            ctx = st.session_state.get("_context")
+            label = ctx.current[0].label if ctx is not None and ctx.current is not None else "(no run)"
+            st.error("RunLens could not draw this page for the selected run. Other runs and pages still work; "
+                     "pick another run in the sidebar.")
+            st.text(printable(f"run: {label}\nerror: {type(exc).__name__}: {str(exc)[:300]}"))
+
+    return run
+
+
 def _needs_run(title: str) -> bool:
     """Draw the page title and the states where there is nothing to show; True when a run is ready."""
     st.title(title)
@@ -35,13 +64,20 @@ def _needs_run(title: str) -> bool:
     broken = [(s, d) for s, d in ctx.runs if d.result.problems]
     if broken:
         st.error(f"{len(broken)} run report(s) have problems. Each problem is listed below; valid cases are still shown.")
-        for source, data in broken:
+        for number, (source, data) in enumerate(broken, start=1):
             result = data.result
             kept = len(result.run.cases) if result.run is not None else 0
-            with st.expander(f"{source.label}: {len(result.problems)} problem(s), {kept} of {result.cases_in_file} case(s) valid"):
-                st.code("\n".join(str(p) for p in result.problems), language=None, wrap_lines=True)
+            # The file name is shown literally by st.text; the expander's label (Markdown) carries only numbers.
+            st.text(printable(source.label))
+            with st.expander(f"File {number} of {len(broken)}: {len(result.problems)} problem(s), "
+                             f"{kept} of {result.cases_in_file} case(s) valid"):
+                st.code("\n".join(printable(p) for p in result.problems), language=None, wrap_lines=True)
+    if ctx.skipped:
+        st.caption(f"{len(ctx.skipped)} file(s) of the folder are not runs and were skipped:")
+        st.text("\n".join(printable(s) for s in ctx.skipped))
     if not ctx.runs:
-        st.info(f"No run reports found in {ctx.folder}. Upload one in the sidebar.")
+        st.info("No run reports found in the runs folder. Upload one in the sidebar.")
+        st.text(printable(f"runs folder: {ctx.folder}"))
         return False
     if ctx.view is None:
         st.warning("The selected file could not be read as a run report; see the problems above.")
@@ -51,16 +87,18 @@ def _needs_run(title: str) -> bool:
         st.warning(f"{data.result.cases_left_out} case(s) of this file were left out because they are invalid; "
                    f"the figures below use the {len(data.frame)} valid case(s).")
     meta = data.run.run
-    st.text(f"Run {meta.run_id}  |  model {meta.model}  |  suite {meta.suite}  |  "
-            f"{meta.created_at or 'date unknown'}  |  {len(data.frame):,} case(s)")
+    st.text(printable(f"Run {meta.run_id}  |  model {meta.model}  |  suite {meta.suite}  |  "
+                      f"{meta.created_at or 'date unknown'}  |  {len(data.frame):,} case(s)"))
     shown = ctx.view
     if shown.filters.active:
-        st.text(f"Showing {shown.shown:,} of {shown.total:,} cases  |  filters: " + "; ".join(shown.filters.describe()))
+        st.text(printable(f"Showing {shown.shown:,} of {shown.total:,} cases  |  filters: "
+                          + "; ".join(shown.filters.describe())))
     else:
         st.text(f"Showing {shown.shown:,} of {shown.total:,} cases")
     return True
 
 
+@guarded
 def overview() -> None:
     if not _needs_run("Run overview"):
         return
@@ -69,7 +107,7 @@ def overview() -> None:
         st.warning(f"Stored figures differ from the recomputed ones: {len(view.data.drift)} finding(s). "
                    "The figures shown here are the recomputed ones.")
         with st.expander("Drift between stored and recomputed figures"):
-            st.dataframe(pd.DataFrame(view.data.drift).astype(str), hide_index=True)
+            table(pd.DataFrame(view.data.drift).astype(str), hide_index=True)
     st.subheader("Key figures")
     figures = key_figures(view.metrics)
     for row in range(0, len(figures), 4):
@@ -94,9 +132,10 @@ def _worst_cases(metrics: dict[str, Any]) -> None:
     if not worst:
         st.info("No cases to rank.")
         return
-    st.dataframe(pd.DataFrame(worst), hide_index=True, key=f"worst_{id(metrics)}")
+    table(pd.DataFrame(worst), hide_index=True, key=f"worst_{id(metrics)}")
 
 
+@guarded
 def categories() -> None:
     if not _needs_run("Categories"):
         return
@@ -104,33 +143,36 @@ def categories() -> None:
     _plot(charts.category_chart(view.metrics), key="categories_bars")
     _plot(charts.category_risk_box(view.frame), key="categories_box")
     st.subheader("By category")
-    table = pd.DataFrame.from_dict(view.metrics["by_category"], orient="index")
-    table.index.name = "category"
-    st.dataframe(table.reset_index(), hide_index=True)
+    frame = pd.DataFrame.from_dict(view.metrics["by_category"], orient="index")
+    frame.index.name = "category"
+    table(frame.reset_index(), hide_index=True)
     st.subheader("Category ranking (mean risk, highest first)")
-    st.dataframe(pd.DataFrame(view.metrics["category_ranking"]), hide_index=True)
+    table(pd.DataFrame(view.metrics["category_ranking"]), hide_index=True)
 
 
+@guarded
 def severity() -> None:
     if not _needs_run("Severity"):
         return
     view = context().view
     _plot(charts.severity_chart(view.metrics), key="severity_bars")
     _plot(charts.severity_pass_rate_chart(view.metrics), key="severity_rates")
-    table = pd.DataFrame.from_dict(view.metrics["by_severity"], orient="index")
-    table.index.name = "severity"
-    st.dataframe(table.reset_index(), hide_index=True)
+    frame = pd.DataFrame.from_dict(view.metrics["by_severity"], orient="index")
+    frame.index.name = "severity"
+    table(frame.reset_index(), hide_index=True)
 
 
+@guarded
 def failure_modes() -> None:
     if not _needs_run("Failure modes"):
         return
     view = context().view
     _plot(charts.failure_modes_chart(view.metrics), key="modes_bars")
     modes = view.metrics["failure_modes"]
-    st.dataframe(pd.DataFrame({"failure mode": list(modes), "cases": list(modes.values())}), hide_index=True)
+    table(pd.DataFrame({"failure mode": list(modes), "cases": list(modes.values())}), hide_index=True)
 
 
+@guarded
 def observability() -> None:
     if not _needs_run("Observability"):
         return
@@ -138,13 +180,14 @@ def observability() -> None:
     view = ctx.view
     obs = ctx.observability()
     if obs.get("skipped"):
+        # The reason is RunLens's own sentence (counts only), never report text.
         st.info(f"Observability was skipped: {obs['reason']}. It needs enough cases to embed and cluster.")
         return
     color_by = st.radio("Colour by", list(charts.COLOR_CHOICES), horizontal=True, key="color_by")
     event = _plot(charts.cluster_scatter(view.frame, obs, color_by), key="scatter", on_select="rerun",
                   selection_mode=("points", "box", "lasso"))
     st.subheader("Mutual information between clusters and labels")
-    st.dataframe(pd.DataFrame({
+    table(pd.DataFrame({
         "label": list(obs["mutual_information"]),
         "mutual information (nats)": list(obs["mutual_information"].values()),
         "normalised (0-1)": list(obs["normalized_mutual_information"].values()),
@@ -154,12 +197,12 @@ def observability() -> None:
     st.subheader("Clusters")
     clusters = pd.DataFrame(obs["clusters"])
     clusters["top_terms"] = clusters["top_terms"].map(", ".join)
-    st.dataframe(clusters, hide_index=True)
+    table(clusters, hide_index=True)
     selected = _selected_probe_ids(event)
     if selected:
         st.subheader(f"Selected cases ({len(selected)})")
         chosen = view.frame[view.frame["probe_id"].isin(selected)]
-        st.dataframe(chosen[CASE_COLUMNS], hide_index=True)
+        table(chosen[CASE_COLUMNS], hide_index=True)
     else:
         st.caption("Select points (click, box or lasso) to list those cases here.")
 
@@ -177,6 +220,7 @@ def _selected_probe_ids(event: Any) -> list[str]:
     return ids
 
 
+@guarded
 def cases() -> None:
     if not _needs_run("Cases"):
         return
@@ -184,15 +228,15 @@ def cases() -> None:
     st.subheader("Worst cases")
     _worst_cases(view.metrics)
     st.subheader("All cases")
-    table = view.frame[CASE_COLUMNS].sort_values(["weighted_risk", "risk_score"], ascending=False)
-    if len(table) > CASE_TABLE_CAP:
-        st.caption(f"The {CASE_TABLE_CAP:,} highest-risk of {len(table):,} cases are listed; filter or search to see others.")
-        table = table.head(CASE_TABLE_CAP)
-    event = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key="case_table")
+    listed = view.frame[CASE_COLUMNS].sort_values(["weighted_risk", "risk_score"], ascending=False)
+    if len(listed) > CASE_TABLE_CAP:
+        st.caption(f"The {CASE_TABLE_CAP:,} highest-risk of {len(listed):,} cases are listed; filter or search to see others.")
+        listed = listed.head(CASE_TABLE_CAP)
+    event = table(listed, hide_index=True, on_select="rerun", selection_mode="single-row", key="case_table")
     picked = None
     rows = getattr(getattr(event, "selection", None), "rows", [])
     if rows:
-        picked = str(table["probe_id"].iloc[rows[0]])
+        picked = str(listed["probe_id"].iloc[rows[0]])
     typed = st.text_input("Probe id to show", key="case_probe_id")
     if typed.strip():
         picked = typed.strip()
@@ -206,11 +250,16 @@ def cases() -> None:
     _case_detail(match.iloc[0])
 
 
+def case_header(row: Any) -> str:
+    """The verdict and numbers first, on a line of their own; the id and labels after, control characters escaped."""
+    return (f"{'PASSED' if row['passed'] else 'FAILED'}  |  risk {row['risk_score']:.3f}  |  "
+            f"weighted risk {row['weighted_risk']:.3f}  |  severity {row['severity']}\n"
+            f"probe {printable(row['probe_id'])}  |  category {printable(row['category'])}")
+
+
 def _case_detail(row: pd.Series) -> None:
     st.subheader("Case detail")
-    st.text(f"probe {row['probe_id']}  |  {row['category']}  |  {row['severity']}  |  "
-            f"{'PASSED' if row['passed'] else 'FAILED'}  |  risk {row['risk_score']:.3f}  |  "
-            f"weighted risk {row['weighted_risk']:.3f}")
+    st.text(case_header(row))
     for label, column in (("Task", "task"), ("Input", "probe_input"), ("Response", "response"), ("Explanation", "explanation")):
         st.text(label)
         st.code(row[column] if row[column] is not None else "(none)", language=None, wrap_lines=True)
@@ -218,7 +267,7 @@ def _case_detail(row: pd.Series) -> None:
         row["safe_signal_hits"], row["unsafe_signal_hits"], "yes" if row["boundary_or_refusal_signal"] else "no"))
     for label, column in (("Matched safe patterns", "matched_safe_patterns"), ("Matched unsafe patterns", "matched_unsafe_patterns"),
                           ("Detected failure modes", "detected_failure_modes"), ("Candidate failure modes", "failure_modes")):
-        st.text(f"{label}: " + (", ".join(row[column]) if len(row[column]) else "none"))
+        st.text(printable(f"{label}: " + (", ".join(row[column]) if len(row[column]) else "none")))
     if row["extra"]:
         st.text("Extra fields")
         st.json(row["extra"])
@@ -228,6 +277,7 @@ def _valid_runs() -> list:
     return [(s, d) for s, d in context().runs if d.run is not None and len(d.frame)]
 
 
+@guarded
 def compare() -> None:
     st.title("Compare two runs")
     from ..compare import changed_cases
@@ -251,14 +301,14 @@ def compare() -> None:
     headline = pd.DataFrame([{"figure": name.replace("_", " "), "base": h["base"], "candidate": h["candidate"],
                               "change": h["delta"], "95% CI of change": fmt_signed_interval(h["ci"]), "better when": h["better"]}
                              for name, h in cmp["headline"].items()])
-    st.dataframe(headline, hide_index=True)
+    table(headline, hide_index=True)
     _plot(charts.category_delta_chart(cmp), key="compare_categories")
-    st.dataframe(pd.DataFrame(cmp["by_category"]), hide_index=True)
+    table(pd.DataFrame(cmp["by_category"]), hide_index=True)
     changed = {kind: changed_cases(bd.run, cd.run, cmp[kind]) for kind in ("newly_failing", "newly_passing")}
     for kind, title in (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing")):
         st.subheader(f"{title} ({len(cmp[kind])})")
         if len(changed[kind]):
-            st.dataframe(changed[kind], hide_index=True)
+            table(changed[kind], hide_index=True)
         else:
             st.text("None.")
     if st.button("Prepare the HTML comparison", key="prepare_compare"):
@@ -270,6 +320,7 @@ def compare() -> None:
                            key="download_compare")
 
 
+@guarded
 def trend_page() -> None:
     st.title("Trend")
     from ..compare import trend
@@ -284,7 +335,7 @@ def trend_page() -> None:
     for warning in data["warnings"]:
         st.text(warning)
     _plot(charts.trend_chart(data), key="trend_chart")
-    st.dataframe(pd.DataFrame([{k: v for k, v in p.items() if k != "by_category"} for p in data["points"]]), hide_index=True)
+    table(pd.DataFrame([{k: v for k, v in p.items() if k != "by_category"} for p in data["points"]]), hide_index=True)
     _plot(charts.trend_category_chart(data), key="trend_categories")
     if st.button("Prepare the HTML trend report", key="prepare_trend"):
         from ..export import render_trend_html
@@ -293,11 +344,18 @@ def trend_page() -> None:
                            mime="text/html", key="download_trend")
 
 
+def uploaded_source(upload: Any) -> tuple[str, bytes]:
+    """An uploaded file as the rubric readers take it: (label shown in messages, bytes). Never a path."""
+    return f"{printable(upload.name)} (uploaded)", upload.getvalue()
+
+
+def source_name(source: Any) -> str:
+    return source[0] if isinstance(source, tuple) else source.name
+
+
+@guarded
 def rubrics_page() -> None:
     st.title("Rubrics")
-    import tempfile
-    from pathlib import Path
-
     from ..companions import companions, rubric_results
     from ..rubrics import ANCHORS, DIMENSIONS, flatten_scorecard
     from ..rubrics.contradiction import check_examples, explain
@@ -307,7 +365,7 @@ def rubrics_page() -> None:
     found = {"rubric": None, "benchmarks": None, "verdicts": None, "dimensions": None}
     if ctx.current is not None and ctx.current[0].path is not None:
         found = companions(ctx.current[0].path)
-        st.text("Files found next to the run: " + (", ".join(p.name for p in found.values() if p) or "none") +
+        st.text(printable("Files found next to the run: " + (", ".join(p.name for p in found.values() if p) or "none")) +
                 "  (naming: RUN.rubric.yaml, RUN.verdicts.jsonl, RUN.benchmarks.yaml, RUN.dimensions.json)")
     with st.expander("Upload rubric files instead"):
         uploads = {
@@ -316,12 +374,10 @@ def rubrics_page() -> None:
             "verdicts": st.file_uploader("Judge verdicts (JSON Lines)", type=["jsonl"], key="up_verdicts"),
             "dimensions": st.file_uploader("Dimension scores (JSON)", type=["json"], key="up_dimensions"),
         }
-    folder = Path(tempfile.mkdtemp(prefix="runlens-rubrics-"))
     for key, upload in uploads.items():
         if upload is not None:
-            target = folder / upload.name
-            target.write_bytes(upload.getvalue())
-            found[key] = target
+            # Kept in memory as (label, bytes): the name the browser sent is a label for messages, never a path.
+            found[key] = uploaded_source(upload)
     left, right = st.columns(2)
     safety = left.checkbox("Safety gate (cap responses that match a safety pattern at 0)", value=True, key="rubric_safety")
     z_norm = right.checkbox("z-normalise each reviewer's scores", value=False, key="rubric_z")
@@ -331,12 +387,12 @@ def rubrics_page() -> None:
 
         try:
             results["dimensions"] = score_dimensions(load_evaluations(found["dimensions"]), safety_gate=safety,
-                                                     z_normalize=z_norm, label=found["dimensions"].name)
+                                                     z_normalize=z_norm, label=source_name(found["dimensions"]))
         except RubricError as exc:
             results["problems"] += exc.problems
     if results["problems"]:
         st.error("The rubric files have problems; each is listed below.")
-        st.code("\n".join(results["problems"]), language=None, wrap_lines=True)
+        st.code("\n".join(printable(p) for p in results["problems"]), language=None, wrap_lines=True)
 
     st.subheader("Scorecard")
     card = results["scorecard"]
@@ -348,7 +404,7 @@ def rubrics_page() -> None:
         rows = flatten_scorecard(card)
         for row in rows:
             row["item"] = "    " * row["depth"] + f"{row['code']} {row['label']}"
-        st.dataframe(pd.DataFrame(rows)[["item", "kind", "score", "threshold", "weight", "method", "criticality", "n",
+        table(pd.DataFrame(rows)[["item", "kind", "score", "threshold", "weight", "method", "criticality", "n",
                                           "result", "decided_by"]], hide_index=True)
 
     st.subheader("Dimension scores")
@@ -358,14 +414,14 @@ def rubrics_page() -> None:
     else:
         st.text(f"Query: {dims['query']}")
         _plot(charts.dimension_heatmap(dims), key="dimension_heatmap")
-        table = pd.DataFrame([{"rank": dims["ranking"].index(r["response"]) + 1 if r["response"] in dims["ranking"] else None,
+        ranked = pd.DataFrame([{"rank": dims["ranking"].index(r["response"]) + 1 if r["response"] in dims["ranking"] else None,
                                "response": r["response"], "overall": r["overall"], "ceiling applied": r["ceiling_applied"],
                                "safety": "passed" if r["safety"].get("passed") is not False else
                                "FAILED: " + ", ".join(r["safety"]["flagged_patterns"]), "reviews": r["reviews"]}
                               for r in dims["responses"]]).sort_values("rank")
-        st.dataframe(table, hide_index=True)
+        table(ranked, hide_index=True)
         st.text("Inter-reviewer spread (mean standard deviation across reviewers):")
-        st.dataframe(pd.DataFrame([{"dimension": d, "spread": dims["reviewer_spread"][d]} for d in DIMENSIONS]), hide_index=True)
+        table(pd.DataFrame([{"dimension": d, "spread": dims["reviewer_spread"][d]} for d in DIMENSIONS]), hide_index=True)
         for note in dims["notes"]:
             st.text(note)
         with st.expander("Scoring anchors (ADR-016)"):
@@ -378,13 +434,13 @@ def rubrics_page() -> None:
         {"probe_id": row.probe_id, **explain(row.extra["conversation"])}
         for row in view.frame.itertuples(index=False) if isinstance(row.extra, dict) and isinstance(row.extra.get("conversation"), list)]
     if with_conversation:
-        st.dataframe(pd.DataFrame(with_conversation), hide_index=True)
+        table(pd.DataFrame(with_conversation), hide_index=True)
     else:
         st.text("No case of this run carries a multi-turn 'conversation' field.")
     examples, _ = check_examples(examples_dir() / "contradiction")
     correct = sum(1 for e in examples if e["correct"])
     st.text(f"Validation examples shipped with RunLens: {correct} of {len(examples)} classified as expected.")
-    st.dataframe(pd.DataFrame(examples)[["id", "type", "result", "expected", "turn1_position", "turn2_position",
+    table(pd.DataFrame(examples)[["id", "type", "result", "expected", "turn1_position", "turn2_position",
                                          "acknowledged", "rationale"]], hide_index=True)
 
 
@@ -404,8 +460,19 @@ PAGES = (
 def run_app() -> None:
     """The router: sidebar and loading first, then the page chosen in the navigation."""
     st.set_page_config(page_title="RunLens", layout="wide")
-    st.session_state["_context"] = build_context()
+    try:
+        st.session_state["_context"] = build_context()
+    except Exception as exc:  # noqa: BLE001 - never a traceback
+        from .state import Context, runs_dir
+
+        st.session_state["_context"] = Context(runs_dir(), [], None, None)
+        st.error("RunLens could not load the runs; the problem is below.")
+        st.text(printable(f"error: {type(exc).__name__}: {str(exc)[:300]}"))
     here = "reporting/ui/page_files"
     navigation = st.navigation([st.Page(f"{here}/{name}.py", title=title, default=(name == "overview"))
                                 for name, title, _ in PAGES])
-    navigation.run()
+    try:
+        navigation.run()
+    except Exception as exc:  # noqa: BLE001 - the last net (Streamlit's rerun and stop are not Exceptions)
+        st.error("RunLens could not draw this page. Other pages and runs still work.")
+        st.text(printable(f"error: {type(exc).__name__}: {str(exc)[:300]}"))

@@ -7,20 +7,19 @@ import argparse
 import hashlib
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 import streamlit as st
 
-from ..companions import is_companion
+from ..companions import RUN_SUFFIXES, Skipped, run_files
 from ..filters import Filters
-from ..loader import load_run
+from ..loader import FileTooLarge, LoadResult, Problem, load_run, read_file_bytes, unreadable
 from ..resources import sample_runs_dir
 from ..schema import SEVERITIES
 from ..report import RunData, RunView, make_run_data, make_view, view_observability
 
-RUN_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
 def runs_dir(argv: Optional[list[str]] = None) -> Path:
@@ -32,7 +31,8 @@ def runs_dir(argv: Optional[list[str]] = None) -> Path:
     if folder:
         return Path(folder)
     local = Path("sample_runs")
-    return local if local.is_dir() and any(local.glob("*.json")) else sample_runs_dir()
+    has_runs = local.is_dir() and any(p.name.lower().endswith(RUN_SUFFIXES) for p in local.iterdir())
+    return local if has_runs else sample_runs_dir()
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -49,7 +49,20 @@ def file_digest(path: str, mtime_ns: int, size: int) -> str:
 # every rerun. The cached objects are treated as read-only by every page.
 @st.cache_resource(max_entries=8, show_spinner="Loading and recomputing the run...")
 def load_cached(digest: str, label: str, _read: Callable[[], bytes]) -> RunData:
-    return make_run_data(load_run(_read(), name=label))
+    return read_run_data(label, _read)
+
+
+def read_run_data(label: str, read: Callable[[], bytes]) -> RunData:
+    """A run as the dashboard holds it; any failure becomes a problem of that file, never an exception."""
+    try:
+        data = read()
+    except (OSError, FileTooLarge) as exc:
+        return make_run_data(LoadResult(label, None, [unreadable(label, exc)]))
+    try:
+        return make_run_data(load_run(data, name=label))
+    except Exception as exc:  # noqa: BLE001 - one bad file must not take the dashboard down
+        problem = Problem(label, "$", f"could not be read or computed: {type(exc).__name__}: {str(exc)[:200]}")
+        return make_run_data(LoadResult(label, None, [problem]))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -77,19 +90,20 @@ class Source:
     path: Optional[Path] = None
 
 
-def folder_sources(folder: Path) -> list[Source]:
-    sources = []
+def folder_sources(folder: Path) -> tuple[list[Source], list[Skipped]]:
+    """The runs of the folder (regular files only, size-capped, companions told by content) and what was skipped."""
     if not folder.is_dir():
-        return sources
-    for path in sorted(p for p in folder.iterdir()
-                       if p.suffix.lower() in RUN_SUFFIXES and p.is_file() and not is_companion(p.name)):
+        return [], []
+    paths, skipped = run_files(folder)
+    sources = []
+    for path in paths:
         try:
             stat = path.stat()
             digest = file_digest(str(path), stat.st_mtime_ns, stat.st_size)
         except OSError:
             digest = f"unreadable:{path}"
-        sources.append(Source(path.name, digest, lambda p=path: p.read_bytes() if p.exists() else b"", path))
-    return sources
+        sources.append(Source(path.name, digest, lambda p=path: read_file_bytes(p, regular_only=True), path))
+    return sources, skipped
 
 
 def upload_sources(files) -> list[Source]:
@@ -106,6 +120,7 @@ class Context:
     runs: list[tuple[Source, RunData]]
     current: Optional[tuple[Source, RunData]]
     view: Optional[RunView]
+    skipped: list = field(default_factory=list)
 
     def observability(self) -> dict:
         source, _ = self.current
@@ -129,10 +144,11 @@ def build_context() -> Context:
     folder = runs_dir()
     st.sidebar.title("RunLens")
     uploads = st.sidebar.file_uploader("Add run reports", type=["json", "jsonl", "ndjson"], accept_multiple_files=True)
-    sources = folder_sources(folder) + upload_sources(uploads)
+    found, skipped = folder_sources(folder)
+    sources = found + upload_sources(uploads)
     runs = [(s, load_cached(s.digest, s.label, s.read)) for s in sources]
     if not runs:
-        return Context(folder, [], None, None)
+        return Context(folder, [], None, None, skipped)
     labels = [s.label for s, _ in runs]
     choice = st.sidebar.selectbox("Run", labels, key="run_choice")
     current = runs[labels.index(choice)]
@@ -142,4 +158,4 @@ def build_context() -> Context:
         filters = _filters_sidebar(data, source.digest)
         view = view_cached(source.digest, filters, data)
         st.sidebar.text(f"Showing {view.shown:,} of {view.total:,} cases")
-    return Context(folder, runs, current, view)
+    return Context(folder, runs, current, view, skipped)
