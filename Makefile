@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench samples clean
+.PHONY: run test lint bench samples clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,12 @@ $(STAMP): $(BIN)/python pyproject.toml
 run: $(STAMP)
 	REPORTING_RUNS_DIR=$(CURDIR)/sample_runs $(BIN)/streamlit run app.py --server.address 127.0.0.1
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check reporting tests bench scripts app.py
+	$(BIN)/ruff format --check reporting tests bench scripts app.py
+	$(BIN)/mypy
+
+test: lint
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

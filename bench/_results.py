@@ -13,8 +13,14 @@ RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 def write_section(name: str, body: str) -> None:
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    block = f"{start}\n_Measured {stamp} on {platform.machine()}, Python {platform.python_version()}._\n\n{body.strip()}\n{end}"
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\nWritten by the scripts in `bench/`; ratios are against a floor measured in the same run.\n"
+    where = f"{platform.machine()}, Python {platform.python_version()}"
+    block = f"{start}\n_Measured {stamp} on {where}._\n\n{body.strip()}\n{end}"
+    text = (
+        RESULTS.read_text()
+        if RESULTS.exists()
+        else "# Benchmark results\n\nWritten by the scripts in `bench/`; ratios are against a floor measured in the "
+        "same run.\n"
+    )
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     RESULTS.write_text(text)
@@ -39,8 +45,12 @@ def rows_from_children(script: str, child, default_sizes: list[int]):
 
     def rows():
         for n in args.sizes:
-            out = subprocess.run([sys.executable, script, "--child", str(n), "--repeat", str(args.repeat)],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, script, "--child", str(n), "--repeat", str(args.repeat)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             yield json.loads(out.stdout.strip().splitlines()[-1])
 
     return rows()

@@ -24,9 +24,8 @@ TARGETS = {10000: 0.3, 100000: 1.0}
 
 
 def run_size(n: int, repeat: int) -> dict:
-    from streamlit.testing.v1 import AppTest
-
     from bench_core import data_file
+    from streamlit.testing.v1 import AppTest
 
     folder = Path(tempfile.mkdtemp(prefix="runlens-bench-"))
     os.symlink(data_file(n), folder / f"run_{n}.json")
@@ -36,19 +35,17 @@ def run_size(n: int, repeat: int) -> dict:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
     open_s = time.perf_counter() - start
     assert not at.exception, at.exception
-    outcome = next(w for w in at.sidebar.radio if w.label == "Outcome")
-    severity = next(w for w in at.sidebar.multiselect if w.label == "Severity")
+    # Each change: (which widget, its new value); the widget is looked up afresh after every rerun.
+    steps = [("Outcome", "fail"), ("Severity", ["critical", "high"]), ("Outcome", "all"), ("Severity", [])]
     changes = []
-    for i in range(repeat):
-        for setter in (lambda: outcome.set_value("fail"), lambda: severity.set_value(["critical", "high"]),
-                       lambda: outcome.set_value("all"), lambda: severity.set_value([])):
-            setter()
+    for _ in range(repeat):
+        for label, value in steps:
+            widgets = at.sidebar.radio if label == "Outcome" else at.sidebar.multiselect
+            next(w for w in widgets if w.label == label).set_value(value)
             start = time.perf_counter()
             at.run()
             changes.append(time.perf_counter() - start)
             assert not at.exception
-            outcome = next(w for w in at.sidebar.radio if w.label == "Outcome")
-            severity = next(w for w in at.sidebar.multiselect if w.label == "Severity")
     # Floor: the same AppTest machinery rerunning a script that draws one line.
     blank = folder / "blank.py"
     blank.write_text("import streamlit as st\nst.text('x')\n")
@@ -59,8 +56,14 @@ def run_size(n: int, repeat: int) -> dict:
         floor_at.run()
         floors.append(time.perf_counter() - start)
     first, again = changes[:4], changes[4:] or changes[:4]
-    return {"n": n, "open_s": open_s, "change_median_s": statistics.median(first), "change_max_s": max(first),
-            "cached_median_s": statistics.median(again), "floor_s": statistics.median(floors)}
+    return {
+        "n": n,
+        "open_s": open_s,
+        "change_median_s": statistics.median(first),
+        "change_max_s": max(first),
+        "cached_median_s": statistics.median(again),
+        "floor_s": statistics.median(floors),
+    }
 
 
 def main() -> None:
@@ -73,8 +76,12 @@ def main() -> None:
     for row in children:
         n = row["n"]
         rows.append(row)
-        print(f"{n:>7} cases  open {row['open_s']:.2f}s  filter change median {row['change_median_s']:.3f}s "
-              f"(max {row['change_max_s']:.3f}s, target {TARGETS.get(n, '-')}s)  cached {row['cached_median_s']:.3f}s  blank rerun {row['floor_s']:.4f}s", flush=True)
+        print(
+            f"{n:>7} cases  open {row['open_s']:.2f}s  filter change median {row['change_median_s']:.3f}s "
+            f"(max {row['change_max_s']:.3f}s, target {TARGETS.get(n, '-')}s)  cached {row['cached_median_s']:.3f}s  "
+            f"blank rerun {row['floor_s']:.4f}s",
+            flush=True,
+        )
     lines = [
         "## Dashboard (`bench/bench_app.py`)",
         "",
@@ -83,12 +90,15 @@ def main() -> None:
         "combination not seen before (nothing cached); cached: the same combinations again. Floor: AppTest",
         "rerunning a one-line page.",
         "",
-        "| cases | open s | first filter change median s | first max s | target s | cached change median s | blank rerun s |",
+        "| cases | open s | first filter change median s | first max s | target s | cached change median s | blank "
+        "rerun s |",
         "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['n']} | {r['open_s']:.2f} | {r['change_median_s']:.3f} | {r['change_max_s']:.3f} | "
-                     f"{TARGETS.get(r['n'], '-')} | {r['cached_median_s']:.3f} | {r['floor_s']:.4f} |")
+        lines.append(
+            f"| {r['n']} | {r['open_s']:.2f} | {r['change_median_s']:.3f} | {r['change_max_s']:.3f} | "
+            f"{TARGETS.get(r['n'], '-')} | {r['cached_median_s']:.3f} | {r['floor_s']:.4f} |"
+        )
     from _results import write_section
 
     write_section("app", "\n".join(lines))

@@ -23,7 +23,7 @@ TARGETS = {"read_ratio": 1.5, "obs_ratio": 1.5, "peak_mb": 2048}
 
 
 def data_file(n: int) -> Path:
-    from reporting.synthetic import synthetic_run
+    from reporting.format.synthetic import synthetic_run
 
     path = HERE / "data" / f"run_{n}.json"
     if not path.exists():
@@ -42,11 +42,12 @@ def best(fn, repeat: int) -> float:
 
 
 def child(n: int, repeat: int) -> dict:
-    import reporting
-    from reporting.observability import case_texts
     from sklearn.cluster import KMeans
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
+
+    import reporting
+    from reporting.analysis.observability import case_texts
 
     path = data_file(n)
 
@@ -71,8 +72,15 @@ def child(n: int, repeat: int) -> dict:
     bare_s = best(bare_pipeline, obs_repeat)
     obs_s = best(lambda: reporting.observability(frame), obs_repeat)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"n": n, "mb": path.stat().st_size / 1e6, "json_s": json_s, "read_s": read_s,
-            "bare_obs_s": bare_s, "obs_s": obs_s, "peak_mb": peak_mb}
+    return {
+        "n": n,
+        "mb": path.stat().st_size / 1e6,
+        "json_s": json_s,
+        "read_s": read_s,
+        "bare_obs_s": bare_s,
+        "obs_s": obs_s,
+        "peak_mb": peak_mb,
+    }
 
 
 def main() -> None:
@@ -87,21 +95,27 @@ def main() -> None:
         row["read_ratio"] = row["read_s"] / row["json_s"]
         row["obs_ratio"] = row["obs_s"] / row["bare_obs_s"]
         rows.append(row)
-        print(f"{n:>7} cases  {row['mb']:7.1f} MB  json.load {row['json_s']:.3f}s  read+aggregate {row['read_s']:.3f}s "
-              f"(x{row['read_ratio']:.2f})  bare pipeline {row['bare_obs_s']:.2f}s  observability {row['obs_s']:.2f}s "
-              f"(x{row['obs_ratio']:.2f})  peak {row['peak_mb']:.0f} MB", flush=True)
+        print(
+            f"{n:>7} cases  {row['mb']:7.1f} MB  json.load {row['json_s']:.3f}s  read+aggregate {row['read_s']:.3f}s "
+            f"(x{row['read_ratio']:.2f})  bare pipeline {row['bare_obs_s']:.2f}s  observability {row['obs_s']:.2f}s "
+            f"(x{row['obs_ratio']:.2f})  peak {row['peak_mb']:.0f} MB",
+            flush=True,
+        )
     lines = [
         "## Core engine (`bench/bench_core.py`)",
         "",
         "Best of repeated runs. Floors: a bare `json.load` of the same file; a bare TF-IDF + SVD(50) + KMeans(8)",
         "pipeline on the same case texts. Peak memory is the child process's maximum resident set for that size.",
         "",
-        "| cases | file MB | json.load s | read+validate+aggregate s | ratio (target <= 1.5) | bare pipeline s | observability s | ratio (target <= 1.5) | peak MB (target < 2048) |",
+        "| cases | file MB | json.load s | read+validate+aggregate s | ratio (target <= 1.5) | bare pipeline s | "
+        "observability s | ratio (target <= 1.5) | peak MB (target < 2048) |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['n']} | {r['mb']:.1f} | {r['json_s']:.3f} | {r['read_s']:.3f} | {r['read_ratio']:.2f} | "
-                     f"{r['bare_obs_s']:.2f} | {r['obs_s']:.2f} | {r['obs_ratio']:.2f} | {r['peak_mb']:.0f} |")
+        lines.append(
+            f"| {r['n']} | {r['mb']:.1f} | {r['json_s']:.3f} | {r['read_s']:.3f} | {r['read_ratio']:.2f} | "
+            f"{r['bare_obs_s']:.2f} | {r['obs_s']:.2f} | {r['obs_ratio']:.2f} | {r['peak_mb']:.0f} |"
+        )
     from _results import write_section
 
     write_section("core", "\n".join(lines))

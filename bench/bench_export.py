@@ -24,8 +24,14 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 YDATA_SCRIPT = """
 import json, sys, time
@@ -43,8 +49,8 @@ print(time.perf_counter() - start)
 
 def export_once(path: Path, out: Path) -> float:
     import reporting
-    from reporting.export import render_html
-    from reporting.jsonio import write_atomic
+    from reporting.format.writing import write_atomic
+    from reporting.render.html import render_html
 
     start = time.perf_counter()
     run = reporting.read_run(path)
@@ -57,8 +63,10 @@ def plotly_floor(folder: Path) -> float:
     from plotly.offline import get_plotlyjs
 
     page = folder / "plotly_only.html"
-    page.write_text("<!DOCTYPE html><html><body><p>x</p><script>" + get_plotlyjs() + "</script>"
-                    "<script>document.body.setAttribute('data-ready', 'true')</script></body></html>")
+    page.write_text(
+        "<!DOCTYPE html><html><body><p>x</p><script>" + get_plotlyjs() + "</script>"
+        "<script>document.body.setAttribute('data-ready', 'true')</script></body></html>"
+    )
     return min(draw_time(page, charts=False) for _ in range(2))
 
 
@@ -72,22 +80,27 @@ def draw_time(html: Path, charts: bool = True) -> float:
         page.goto(html.as_uri())
         page.wait_for_selector("body[data-ready=true]", timeout=120000, state="attached")
         if charts:
-            page.wait_for_function("document.querySelectorAll('[data-figure]').length === "
-                                   "document.querySelectorAll('[data-drawn=true]').length", timeout=120000)
+            page.wait_for_function(
+                "document.querySelectorAll('[data-figure]').length === "
+                "document.querySelectorAll('[data-drawn=true]').length",
+                timeout=120000,
+            )
         elapsed = time.perf_counter() - start
         browser.close()
     return elapsed
 
 
 def main() -> None:
-    from plotly.offline import get_plotlyjs
-
     from bench_core import data_file
+    from plotly.offline import get_plotlyjs
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
-    parser.add_argument("--ydata-python", default=os.environ.get("YDATA_PYTHON"),
-                        help="a Python with ydata-profiling installed (kept out of the project's venv)")
+    parser.add_argument(
+        "--ydata-python",
+        default=os.environ.get("YDATA_PYTHON"),
+        help="a Python with ydata-profiling installed (kept out of the project's venv)",
+    )
     args = parser.parse_args()
     plotly_bytes = len(get_plotlyjs().encode())
     tmp = Path(tempfile.mkdtemp(prefix="runlens-export-"))
@@ -103,8 +116,9 @@ def main() -> None:
             row["plotly_floor_s"] = plotly_floor(tmp)
         if args.ydata_python and n <= 10000:
             ydata_out = tmp / f"ydata_{n}.html"
-            done = subprocess.run([args.ydata_python, "-c", YDATA_SCRIPT, str(source), str(ydata_out)],
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                [args.ydata_python, "-c", YDATA_SCRIPT, str(source), str(ydata_out)], capture_output=True, text=True
+            )
             if done.returncode == 0:
                 row["ydata_s"] = float(done.stdout.strip().splitlines()[-1])
                 row["ydata_bytes"] = ydata_out.stat().st_size
@@ -115,26 +129,42 @@ def main() -> None:
     lines = [
         "## HTML export (`bench/bench_export.py`)",
         "",
-        f"Export = read + recompute (with observability) + render + atomic write, in one process. plotly.js inlined: {plotly_bytes:,} bytes.",
+        "Export = read + recompute (with observability) + render + atomic write, in one process. plotly.js inlined: "
+        f"{plotly_bytes:,} bytes.",
         "Per-case bytes = (file size - plotly.js) / cases; target <= 400 at 100k. Texts are capped per field at",
         "min(2000, max(40, 6,000,000 / (4 x cases))) characters in the file (the full text stays in `recompute`).",
         "Draw = headless Chromium (a fresh browser each time) from navigation to every chart drawn and the case table",
-        "ready, best of 2. Floor: the same for a page holding only the inlined plotly.js (the library's own cold start).",
+        "ready, best of 2. Floor: the same for a page holding only the inlined plotly.js (the library's own cold "
+        "start).",
         "",
-        "| cases | export s (target < 10 at 100k) | file MB | bytes per case | draw s (target < 3 at 10k) | ydata-profiling s | ydata-profiling MB |",
+        "| cases | export s (target < 10 at 100k) | file MB | bytes per case | draw s (target < 3 at 10k) | "
+        "ydata-profiling s | ydata-profiling MB |",
         "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        ydata = (f"{r['ydata_s']:.2f} | {r['ydata_bytes'] / 1e6:.1f}" if "ydata_s" in r else
-                 ("failed | -" if "ydata_error" in r else "not run | -"))
-        lines.append(f"| {r['n']} | {r['export_s']:.2f} | {r['bytes'] / 1e6:.1f} | {r['per_case']:.0f} | "
-                     f"{r.get('draw_s', float('nan')):.2f} | {ydata} |".replace("nan", "-"))
+        ydata = (
+            f"{r['ydata_s']:.2f} | {r['ydata_bytes'] / 1e6:.1f}"
+            if "ydata_s" in r
+            else ("failed | -" if "ydata_error" in r else "not run | -")
+        )
+        lines.append(
+            f"| {r['n']} | {r['export_s']:.2f} | {r['bytes'] / 1e6:.1f} | {r['per_case']:.0f} | "
+            f"{r.get('draw_s', float('nan')):.2f} | {ydata} |".replace("nan", "-")
+        )
     floors = [r for r in rows if "plotly_floor_s" in r]
     for r in floors:
-        lines += ["", f"Draw of the {r['n']:,}-case report: {r['draw_s']:.2f} s against {r['plotly_floor_s']:.2f} s for plotly.js alone "
-                      f"(x{r['draw_s'] / r['plotly_floor_s']:.2f}); the report's own work is {r['draw_s'] - r['plotly_floor_s']:.2f} s."]
-    lines += ["", "ydata-profiling is run with `minimal=True` on the same case table (13 columns), from its own virtual",
-              "environment so that its pins do not touch the project's; it is run up to 10k cases."]
+        lines += [
+            "",
+            f"Draw of the {r['n']:,}-case report: {r['draw_s']:.2f} s against {r['plotly_floor_s']:.2f} s for "
+            "plotly.js alone "
+            f"(x{r['draw_s'] / r['plotly_floor_s']:.2f}); the report's own work is "
+            f"{r['draw_s'] - r['plotly_floor_s']:.2f} s.",
+        ]
+    lines += [
+        "",
+        "ydata-profiling is run with `minimal=True` on the same case table (13 columns), from its own virtual",
+        "environment so that its pins do not touch the project's; it is run up to 10k cases.",
+    ]
     from _results import write_section
 
     write_section("export", "\n".join(lines))

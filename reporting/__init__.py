@@ -1,19 +1,39 @@
-"""RunLens: read LLM safety evaluation run reports, recompute every figure, and show them."""
+"""RunLens: read LLM safety evaluation run reports, recompute every figure, and show them.
 
-__version__ = "0.1.0"
+The public API is imported lazily: ``import reporting`` loads nothing heavy, and each name below loads
+its module on first use (``python -m reporting --help`` stays fast).
+"""
 
-from .export import render_html  # noqa: E402
-from .filters import Filters  # noqa: E402
-from .loader import LoadResult, Problem, ReportError, load_run, read_run  # noqa: E402
-from .metrics import aggregate_metrics, cases_frame  # noqa: E402
-from .observability import observability  # noqa: E402
-from .report import build_report  # noqa: E402
-from .scorer import evaluate_response, load_patterns  # noqa: E402
-from .scoring_run import score_run  # noqa: E402
-from .schema import SCHEMA_VERSION, Case, RunMeta, RunReport, json_schema  # noqa: E402
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from reporting._version import __version__
+
+_PUBLIC = {
+    "SCHEMA_VERSION": "reporting.format.schema",
+    "Case": "reporting.format.schema",
+    "RunMeta": "reporting.format.schema",
+    "RunReport": "reporting.format.schema",
+    "json_schema": "reporting.format.schema",
+    "LoadResult": "reporting.format.reading",
+    "Problem": "reporting.format.reading",
+    "ReportError": "reporting.format.reading",
+    "load_run": "reporting.format.reading",
+    "read_run": "reporting.format.reading",
+    "Filters": "reporting.analysis.filters",
+    "aggregate_metrics": "reporting.analysis.metrics",
+    "cases_frame": "reporting.analysis.metrics",
+    "observability": "reporting.analysis.observability",
+    "build_report": "reporting.report.model",
+    "evaluate_response": "reporting.scoring.scorer",
+    "load_patterns": "reporting.scoring.scorer",
+    "score_run": "reporting.scoring.runs",
+    "render_html": "reporting.render.html",
+}
 
 __all__ = [
-    "__version__",
     "SCHEMA_VERSION",
     "Case",
     "Filters",
@@ -22,15 +42,40 @@ __all__ = [
     "ReportError",
     "RunMeta",
     "RunReport",
+    "__version__",
     "aggregate_metrics",
     "build_report",
     "cases_frame",
     "evaluate_response",
-    "load_patterns",
-    "score_run",
     "json_schema",
+    "load_patterns",
     "load_run",
     "observability",
     "read_run",
     "render_html",
+    "score_run",
 ]
+
+if TYPE_CHECKING:  # for type checkers and editors; at run time the names load on first use
+    from reporting.analysis.filters import Filters
+    from reporting.analysis.metrics import aggregate_metrics, cases_frame
+    from reporting.analysis.observability import observability
+    from reporting.format.reading import LoadResult, Problem, ReportError, load_run, read_run
+    from reporting.format.schema import SCHEMA_VERSION, Case, RunMeta, RunReport, json_schema
+    from reporting.render.html import render_html
+    from reporting.report.model import build_report
+    from reporting.scoring.runs import score_run
+    from reporting.scoring.scorer import evaluate_response, load_patterns
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reporting' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -8,8 +8,8 @@ objects form cycles worth collecting mid-build, so the collector is paused and t
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager

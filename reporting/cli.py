@@ -5,18 +5,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Optional
 
-from . import __version__
-from . import loader
-from .filters import Filters
-from .jsonio import OutputError, check_output_path, dumps, write_atomic
-from .loader import load_run
-from .observability import DEFAULT_MIN_CASES
-from .textsafe import cli_line
-from .report import build_report
-from .schema import SEVERITIES, json_schema
+from reporting._version import __version__
+from reporting.format import reading as loader
+from reporting.format.reading import load_run
+from reporting.format.schema import SEVERITIES, json_schema
+from reporting.format.writing import OutputError, check_output_path, dumps, write_atomic
+from reporting.textsafe import cli_line
+
+if TYPE_CHECKING:
+    from reporting.analysis.filters import Filters
+
+# Verbs import the analysis, rendering and scoring layers when they run, so that `--help` starts fast.
+DEFAULT_MIN_CASES = 5  # the same default as reporting.analysis.observability (a test keeps them equal)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -42,7 +46,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in args.files:
         result = load_run(path)
-        if result.ok:
+        if result.ok and result.run is not None:
             _out(f"{path}: ok, {len(result.run.cases)} case(s), schema version {result.run.schema_version}")
             continue
         status = EXIT_BAD_INPUT
@@ -54,9 +58,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _filters(args: argparse.Namespace) -> Filters:
+    from reporting.analysis.filters import Filters
+
     try:
-        return Filters(tuple(args.category or ()), tuple(s.lower() for s in args.severity or ()), args.outcome,
-                       tuple(args.failure_mode or ()), args.search or "")
+        return Filters(
+            tuple(args.category or ()),
+            tuple(s.lower() for s in args.severity or ()),
+            args.outcome,
+            tuple(args.failure_mode or ()),
+            args.search or "",
+        )
     except ValueError as exc:
         raise BadInput(f"filters: {exc}") from None
 
@@ -73,6 +84,8 @@ def cmd_recompute(args: argparse.Namespace) -> int:
         _refuse_overwriting_input(args.output, args.run)
         check_output_path(args.output)
     run = _load_valid(args.run)
+    from reporting.report.model import build_report
+
     report = build_report(run, filters=_filters(args), min_cases=args.min_cases, seed=args.seed)
     text = dumps(report)
     if args.output:
@@ -99,7 +112,7 @@ def default_html_path(source: str) -> str:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .export import generated_at, render_html
+    from reporting.render.html import generated_at, render_html
 
     run = _load_valid(args.run)
     try:
@@ -110,12 +123,21 @@ def cmd_export(args: argparse.Namespace) -> int:
     _refuse_overwriting_input(output, args.run)
     check_output_path(output)
     filters = _filters(args)
+    from reporting.report.model import build_report
+
     report = build_report(run, filters=filters, min_cases=args.min_cases, seed=args.seed)
-    from .companions import companions, rubric_results
+    from reporting.format.folders import companions
+    from reporting.report.companions import rubric_results
 
     found = companions(args.run)
     rubric_files = {key: getattr(args, key) or found[key] for key in ("rubric", "verdicts", "benchmarks", "dimensions")}
-    rubrics = rubric_results(**rubric_files) if any(rubric_files.values()) else None
+    rubrics = (
+        rubric_results(
+            rubric_files["rubric"], rubric_files["verdicts"], rubric_files["benchmarks"], rubric_files["dimensions"]
+        )
+        if any(rubric_files.values())
+        else None
+    )
     # A broken companion never stops the report of the run it sits next to: the report is written and shows the
     # problem, which is also printed here, and the exit code says something was wrong.
     html = render_html(report, title=args.title, timestamp=stamp, rubrics=rubrics)
@@ -132,14 +154,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _add_filter_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--category", action="append", metavar="C", help="keep this category (repeatable)")
-    p.add_argument("--severity", action="append", metavar="S", help=f"keep this severity: {', '.join(SEVERITIES)} (repeatable)")
+    p.add_argument(
+        "--severity", action="append", metavar="S", help=f"keep this severity: {', '.join(SEVERITIES)} (repeatable)"
+    )
     p.add_argument("--outcome", choices=("pass", "fail"), help="keep passed or failed cases only")
-    p.add_argument("--failure-mode", action="append", metavar="M", help="keep cases with this detected failure mode (repeatable)")
+    p.add_argument(
+        "--failure-mode", action="append", metavar="M", help="keep cases with this detected failure mode (repeatable)"
+    )
     p.add_argument("--search", metavar="TEXT", help="keep cases whose task, input or response contains TEXT")
 
 
 def _patterns(args: argparse.Namespace):
-    from .scorer import PatternError, load_patterns
+    from reporting.scoring.scorer import PatternError, load_patterns
 
     try:
         return load_patterns(args.patterns)
@@ -148,7 +174,7 @@ def _patterns(args: argparse.Namespace):
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .scoring_run import pair_inputs, report_from_cases, score_cases
+    from reporting.scoring.runs import pair_inputs, report_from_cases, score_cases
 
     patterns = _patterns(args)
     _refuse_overwriting_input(args.output, args.probes)
@@ -160,19 +186,25 @@ def cmd_score(args: argparse.Namespace) -> int:
             _err(str(problem))
         _err(f"scored nothing: {len(problems)} problem(s) in the inputs; {len(pairs)} probe(s) had a usable response")
         return EXIT_BAD_INPUT
-    meta = {"run_id": args.run_id or os.path.splitext(os.path.basename(args.output))[0],
-            "model": args.model or "unknown", "suite": args.suite or os.path.basename(args.probes),
-            "created_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-            "config": {"scorer": "reporting.scorer", "patterns": args.patterns or "built-in"}}
+    meta = {
+        "run_id": args.run_id or os.path.splitext(os.path.basename(args.output))[0],
+        "model": args.model or "unknown",
+        "suite": args.suite or os.path.basename(args.probes),
+        "created_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "config": {"scorer": "reporting.scorer", "patterns": args.patterns or "built-in"},
+    }
     report = report_from_cases(score_cases(pairs, patterns), meta)
     write_atomic(args.output, dumps(report) + "\n")
     counts = report["aggregate_metrics"]["counts"]
-    _err(f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, {counts['failed']} failed")
+    _err(
+        f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, "
+        f"{counts['failed']} failed"
+    )
     return EXIT_OK
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .scoring_run import import_jailbreakbench
+    from reporting.scoring.runs import import_jailbreakbench
 
     patterns = _patterns(args)
     _refuse_overwriting_input(args.output, args.file)
@@ -182,13 +214,16 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise BadInput(*[str(p) for p in problems])
     write_atomic(args.output, dumps(report) + "\n")
     counts = report["aggregate_metrics"]["counts"]
-    _err(f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {skipped} record(s) without prompt or response skipped")
+    _err(
+        f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {skipped} record(s) without prompt or "
+        "response skipped"
+    )
     return EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import changed_cases, compare_runs
-    from .presentation import comparison_reading
+    from reporting.analysis.compare import changed_cases, compare_runs
+    from reporting.render.presentation import comparison_reading
 
     base, candidate = _load_valid(args.base), _load_valid(args.candidate)
     for output in (args.output, args.html):
@@ -203,7 +238,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         _out(text)
     if args.html:
-        from .export import render_compare_html
+        from reporting.render.html import render_compare_html
 
         failing = changed_cases(base, candidate, comparison["newly_failing"]).to_dict("records")
         passing = changed_cases(base, candidate, comparison["newly_passing"]).to_dict("records")
@@ -217,7 +252,7 @@ def _runs_in(folder: str) -> tuple[list, list]:
     """The valid runs of a folder and the paths read; skipped files (companions, FIFOs, too large) are listed."""
     if not os.path.isdir(folder):
         raise BadInput(f"{folder}: not a folder of run reports")
-    from .companions import run_files
+    from reporting.format.folders import run_files
 
     paths, skipped = run_files(folder)
     for entry in skipped:
@@ -237,7 +272,7 @@ def _runs_in(folder: str) -> tuple[list, list]:
 
 
 def cmd_trend(args: argparse.Namespace) -> int:
-    from .compare import trend
+    from reporting.analysis.compare import trend
 
     for output in (args.output, args.html):
         if output:
@@ -250,7 +285,7 @@ def cmd_trend(args: argparse.Namespace) -> int:
     if args.output:
         write_atomic(args.output, dumps(data) + "\n")
     if args.html:
-        from .export import render_trend_html
+        from reporting.render.html import render_trend_html
 
         write_atomic(args.html, render_trend_html(data, timestamp=args.timestamp))
     for line in data["warnings"]:
@@ -258,9 +293,13 @@ def cmd_trend(args: argparse.Namespace) -> int:
     _out(f"suite {data['suite']}: {len(data['points'])} run(s)")
     for p in data["points"]:
         ci = p["pass_rate_ci"] or [None, None]
-        _out(f"  {p['created_at'] or 'undated':22} {p['run_id']:40} pass rate {p['pass_rate'] if p['pass_rate'] is None else round(p['pass_rate'], 3)}"
-             f" [{ci[0] if ci[0] is None else round(ci[0], 3)}, {ci[1] if ci[1] is None else round(ci[1], 3)}]"
-             f"  resilience {p['resilience_index'] if p['resilience_index'] is None else round(p['resilience_index'], 3)}")
+        _out(
+            f"  {p['created_at'] or 'undated':22} {p['run_id']:40} pass rate "
+            f"{p['pass_rate'] if p['pass_rate'] is None else round(p['pass_rate'], 3)}"
+            f" [{ci[0] if ci[0] is None else round(ci[0], 3)}, {ci[1] if ci[1] is None else round(ci[1], 3)}]"
+            "  resilience "
+            f"{p['resilience_index'] if p['resilience_index'] is None else round(p['resilience_index'], 3)}"
+        )
     return EXIT_OK
 
 
@@ -273,8 +312,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise BadInput("--rubric and --verdicts go together")
     if args.max_new_failures is not None and baseline is None:
         raise BadInput("--max-new-failures needs --baseline BASE.json")
-    from .gates import prepare
-    from .rubrics import RubricError
+    from reporting.report.gates import prepare
+    from reporting.rubrics import RubricError
 
     prepared = prepare(run, baseline, trust_run_weights=args.trust_run_weights)
     try:
@@ -282,8 +321,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     except RubricError as exc:
         raise BadInput(*exc.problems) from None
     if not results:
-        raise BadInput("no gate given: use --min-pass-rate, --min-severity-weighted-pass-rate, --max-high-stakes-failures, "
-                       "--min-resilience, --rubric/--verdicts or --baseline")
+        raise BadInput(
+            "no gate given: use --min-pass-rate, --min-severity-weighted-pass-rate, --max-high-stakes-failures, "
+            "--min-resilience, --rubric/--verdicts or --baseline"
+        )
     for note in prepared.notes:
         _out("note   " + note)
     for gate in results:
@@ -294,35 +335,51 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _gates(run, args, baseline, prepared):
-    from .gates import run_gates
+    from reporting.report.gates import run_gates
 
-    return run_gates(run, min_pass_rate=args.min_pass_rate, min_severity_weighted_pass_rate=args.min_severity_weighted_pass_rate,
-                     max_high_stakes_failures=args.max_high_stakes_failures, min_resilience=args.min_resilience,
-                     baseline=baseline, max_new_failures=args.max_new_failures, alpha=args.alpha,
-                     rubric=args.rubric, verdicts=args.verdicts, allow_missing=args.allow_missing, strict=args.strict,
-                     trust_run_weights=args.trust_run_weights, prepared=prepared)
+    return run_gates(
+        run,
+        min_pass_rate=args.min_pass_rate,
+        min_severity_weighted_pass_rate=args.min_severity_weighted_pass_rate,
+        max_high_stakes_failures=args.max_high_stakes_failures,
+        min_resilience=args.min_resilience,
+        baseline=baseline,
+        max_new_failures=args.max_new_failures,
+        alpha=args.alpha,
+        rubric=args.rubric,
+        verdicts=args.verdicts,
+        allow_missing=args.allow_missing,
+        strict=args.strict,
+        trust_run_weights=args.trust_run_weights,
+        prepared=prepared,
+    )
 
 
 def cmd_rubric(args: argparse.Namespace) -> int:
-    from .rubrics import RubricError
+    from reporting.rubrics import RubricError
 
     try:
         if args.kind == "scorecard":
-            from .rubrics import scorecard
+            from reporting.rubrics import scorecard
 
             _out(dumps(scorecard(args.rubric, args.verdicts, args.benchmarks)))
             return EXIT_OK
         if args.kind == "dimensions":
-            from .rubrics import load_evaluations, parse_weights, score_dimensions
+            from reporting.rubrics import load_evaluations, parse_weights, score_dimensions
 
-            result = score_dimensions(load_evaluations(args.evaluations), weights=parse_weights(args.weights),
-                                      safety_gate=args.safety_gate, score_cap=args.score_cap, z_normalize=args.z_normalize,
-                                      label=args.evaluations)
+            result = score_dimensions(
+                load_evaluations(args.evaluations),
+                weights=parse_weights(args.weights),
+                safety_gate=args.safety_gate,
+                score_cap=args.score_cap,
+                z_normalize=args.z_normalize,
+                label=args.evaluations,
+            )
             for note in result["notes"]:
                 _err(note)
             _out(dumps(result))
             return EXIT_OK
-        from .rubrics.contradiction import check_examples
+        from reporting.analysis.contradiction import check_examples
 
         results, problems = check_examples(args.path)
         if problems:
@@ -330,9 +387,11 @@ def cmd_rubric(args: argparse.Namespace) -> int:
         wrong = [r for r in results if r["correct"] is False]
         for r in results:
             mark = "" if r["correct"] is None else ("  ok" if r["correct"] else "  MISCLASSIFIED")
-            _out(f"{r['id']}: {'contradiction' if r['result'] else 'no contradiction'} "
-                 f"(turn 1 {r['turn1_position']}, turn 2 {r['turn2_position']}"
-                 f"{', acknowledged' if r['acknowledged'] else ''}){mark}")
+            _out(
+                f"{r['id']}: {'contradiction' if r['result'] else 'no contradiction'} "
+                f"(turn 1 {r['turn1_position']}, turn 2 {r['turn2_position']}"
+                f"{', acknowledged' if r['acknowledged'] else ''}){mark}"
+            )
         checked = [r for r in results if r["correct"] is not None]
         _out(f"{len(checked) - len(wrong)} of {len(checked)} example(s) with an expectedResult classified correctly")
         for r in wrong:
@@ -353,21 +412,38 @@ def build_parser() -> argparse.ArgumentParser:
         description="RunLens: validate LLM safety run reports and recompute every figure from the cases.",
     )
     parser.add_argument("--version", action="version", version=f"runlens {__version__}")
-    parser.add_argument("--max-file-mb", type=float, metavar="MB",
-                        help="largest input file read, in MB (default 2048, or $RUNLENS_MAX_FILE_MB)")
+    parser.add_argument(
+        "--max-file-mb",
+        type=float,
+        metavar="MB",
+        help="largest input file read, in MB (default 2048, or $RUNLENS_MAX_FILE_MB)",
+    )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     reading = argparse.ArgumentParser(add_help=False)
-    reading.add_argument("--max-file-mb", type=float, metavar="MB", default=argparse.SUPPRESS,
-                         help="largest input file read, in MB (default 2048, or $RUNLENS_MAX_FILE_MB)")
+    reading.add_argument(
+        "--max-file-mb",
+        type=float,
+        metavar="MB",
+        default=argparse.SUPPRESS,
+        help="largest input file read, in MB (default 2048, or $RUNLENS_MAX_FILE_MB)",
+    )
 
     p = verbs.add_parser("validate", parents=[reading], help="check run reports; list every problem (exit 2 if any)")
-    p.add_argument("files", nargs="+", metavar="FILE", help="run report(s): JSON object, JSON array of cases, or JSON Lines")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="run report(s): JSON object, JSON array of cases, or JSON Lines"
+    )
     p.set_defaults(func=cmd_validate)
 
-    p = verbs.add_parser("recompute", parents=[reading], help="recompute aggregates, observability and drift; write the full report as JSON")
+    p = verbs.add_parser(
+        "recompute",
+        parents=[reading],
+        help="recompute aggregates, observability and drift; write the full report as JSON",
+    )
     p.add_argument("run", metavar="RUN.json")
     p.add_argument("-o", "--output", metavar="OUT", help="write here atomically instead of standard output")
-    p.add_argument("--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)")
+    p.add_argument(
+        "--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)"
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed of the embedding and clustering (default 0)")
     _add_filter_options(p)
     p.set_defaults(func=cmd_recompute)
@@ -376,13 +452,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", metavar="RUN.json")
     p.add_argument("-o", "--output", metavar="OUT.html", help="default: RUN.report.html next to the input")
     p.add_argument("--title", metavar="TEXT", help="title of the report")
-    p.add_argument("--timestamp", metavar="WHEN", help="the 'generated' time (ISO 8601 or epoch seconds); default $SOURCE_DATE_EPOCH or now")
-    p.add_argument("--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)")
+    p.add_argument(
+        "--timestamp",
+        metavar="WHEN",
+        help="the 'generated' time (ISO 8601 or epoch seconds); default $SOURCE_DATE_EPOCH or now",
+    )
+    p.add_argument(
+        "--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)"
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed of the embedding and clustering (default 0)")
     p.add_argument("--rubric", metavar="RUBRIC.yaml", help="default: RUN.rubric.yaml next to the run, if present")
     p.add_argument("--verdicts", metavar="V.jsonl", help="default: RUN.verdicts.jsonl next to the run, if present")
     p.add_argument("--benchmarks", metavar="DEFS.yaml", help="default: RUN.benchmarks.yaml next to the run, if present")
-    p.add_argument("--dimensions", metavar="EVALS.json", help="default: RUN.dimensions.json next to the run, if present")
+    p.add_argument(
+        "--dimensions", metavar="EVALS.json", help="default: RUN.dimensions.json next to the run, if present"
+    )
     _add_filter_options(p)
     p.set_defaults(func=cmd_export)
 
@@ -403,15 +487,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--patterns", metavar="FILE.yaml", help="add to or override the built-in pattern set")
     p.set_defaults(func=cmd_import)
 
-    p = verbs.add_parser("compare", parents=[reading], help="paired comparison of two runs: McNemar, intervals, newly failing probes")
+    p = verbs.add_parser(
+        "compare", parents=[reading], help="paired comparison of two runs: McNemar, intervals, newly failing probes"
+    )
     p.add_argument("base", metavar="BASE.json")
     p.add_argument("candidate", metavar="CANDIDATE.json")
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the comparison here (default: standard output)")
     p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML comparison")
-    p.add_argument("--timestamp", metavar="WHEN", help="the 'generated' time of the HTML (default $SOURCE_DATE_EPOCH or now)")
+    p.add_argument(
+        "--timestamp", metavar="WHEN", help="the 'generated' time of the HTML (default $SOURCE_DATE_EPOCH or now)"
+    )
     p.set_defaults(func=cmd_compare)
 
-    p = verbs.add_parser("trend", parents=[reading], help="a suite's headline figures over the runs in a folder, with intervals")
+    p = verbs.add_parser(
+        "trend", parents=[reading], help="a suite's headline figures over the runs in a folder, with intervals"
+    )
     p.add_argument("folder", metavar="DIR")
     p.add_argument("--suite", help="which suite (default: the one with most runs)")
     p.add_argument("-o", "--output", metavar="OUT.json")
@@ -419,7 +509,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timestamp", metavar="WHEN")
     p.set_defaults(func=cmd_trend)
 
-    p = verbs.add_parser("check", parents=[reading], help="CI gates: exit 0 when all hold, 1 when any fails, 2 on bad input")
+    p = verbs.add_parser(
+        "check", parents=[reading], help="CI gates: exit 0 when all hold, 1 when any fails, 2 on bad input"
+    )
     p.add_argument("run", metavar="RUN.json")
     p.add_argument("--min-pass-rate", type=float, metavar="X")
     p.add_argument("--min-severity-weighted-pass-rate", type=float, metavar="X")
@@ -430,12 +522,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", metavar="BASE.json", help="fail on a significant regression against this run")
     p.add_argument("--max-new-failures", type=int, metavar="N", help="with --baseline: newly failing probes allowed")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of McNemar's test (default 0.05)")
-    p.add_argument("--allow-missing", type=int, default=0, metavar="N",
-                   help="with --baseline: baseline probes the candidate may lack (default 0: every one missing fails)")
-    p.add_argument("--strict", action="store_true",
-                   help="fail when a verdict contradicts its own risk (passed at risk >= 0.9, failed at risk <= 0.1)")
-    p.add_argument("--trust-run-weights", action="store_true",
-                   help="use per-case severity weights below the tier's default as the run gives them")
+    p.add_argument(
+        "--allow-missing",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --baseline: baseline probes the candidate may lack (default 0: every one missing fails)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail when a verdict contradicts its own risk (passed at risk >= 0.9, failed at risk <= 0.1)",
+    )
+    p.add_argument(
+        "--trust-run-weights",
+        action="store_true",
+        help="use per-case severity weights below the tier's default as the run gives them",
+    )
     p.set_defaults(func=cmd_check)
 
     p = verbs.add_parser("rubric", help="rubric scorecards, dimension scores and the self-contradiction rubric")
@@ -448,9 +551,13 @@ def build_parser() -> argparse.ArgumentParser:
     k = kinds.add_parser("dimensions", help="multi-dimensional judge scores with the accuracy ceiling")
     k.add_argument("evaluations", metavar="EVALS.json")
     k.add_argument("--safety-gate", action="store_true", help="cap responses that match a safety-gate pattern")
-    k.add_argument("--score-cap", type=float, default=0.0, help="score of a response that fails the safety gate (default 0)")
+    k.add_argument(
+        "--score-cap", type=float, default=0.0, help="score of a response that fails the safety gate (default 0)"
+    )
     k.add_argument("--weights", metavar="W", help="accuracy=0.35,relevance=0.1,... or a YAML/JSON file; must sum to 1")
-    k.add_argument("--z-normalize", action="store_true", help="standardise each reviewer's overall scores before averaging")
+    k.add_argument(
+        "--z-normalize", action="store_true", help="standardise each reviewer's overall scores before averaging"
+    )
     k.set_defaults(func=cmd_rubric)
     k = kinds.add_parser("contradiction", help="run the self-contradiction rubric on an example file or folder")
     k.add_argument("path", metavar="PATH")

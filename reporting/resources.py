@@ -18,11 +18,13 @@ def templates_dir() -> Path:
 
 
 def sample_run_files() -> list[Path]:
-    from .companions import is_companion
+    from reporting.format.folders import is_companion
 
-    return sorted(p for p in sample_runs_dir().iterdir() if p.suffix in (".json", ".jsonl") and not is_companion(p.name))
+    return sorted(
+        p for p in sample_runs_dir().iterdir() if p.suffix in (".json", ".jsonl") and not is_companion(p.name)
+    )
 
 
 def examples_dir() -> Path:
     """Rubric examples shipped with the package: the A-REF scorecard, dimension scores, contradiction examples."""
-    return Path(str(resources.files("reporting.examples")))
+    return Path(str(resources.files("reporting.rubrics.examples")))

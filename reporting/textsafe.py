@@ -15,9 +15,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported by the one function that takes a frame, not by every caller
+    import pandas as pd
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -55,6 +56,8 @@ def csv_cell(value: Any) -> Any:
 
 def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` whose text cells (and column names) follow ``csv_cell``; numbers are left alone."""
+    import pandas as pd
+
     out = frame.copy()
     for column in out.columns:
         series = out[column]

@@ -14,8 +14,15 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 ROOT = Path(__file__).resolve().parent.parent
 
 IN_CI = os.environ.get("RUNLENS_CI") == "1"
@@ -26,6 +33,7 @@ if IN_CI and not os.access(CHROMIUM, os.X_OK):
     def needs_chromium(test):
         def fail(*args, **kwargs):
             pytest.fail(_MISSING + " and RUNLENS_CI=1: browser tests cannot be skipped in CI")
+
         fail.__name__ = test.__name__
         return fail
 else:
@@ -37,7 +45,9 @@ def browser():
     if IN_CI:
         import playwright.sync_api as playwright  # in CI a missing playwright is an error, not a skip
     else:
-        playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+        playwright = pytest.importorskip(
+            "playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')"
+        )
     with playwright.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
@@ -79,10 +89,27 @@ def streamlit_server(runs_dir: Path):
     port = free_port()
     env = {**os.environ, "REPORTING_RUNS_DIR": str(runs_dir)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:

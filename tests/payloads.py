@@ -12,7 +12,7 @@ PAYLOADS = [
     "'><img src=x onerror=window.__pwned=7>",
     '<iframe srcdoc="<script>parent.__pwned=8</script>"></iframe>',
     '<a href="javascript:window.__pwned=9">click me</a>',
-    "<details open ontoggle=\"window.__pwned=10\">x</details>",
+    '<details open ontoggle="window.__pwned=10">x</details>',
     "<math><mtext></p><script>window.__pwned=11</script></mtext></math>",
     "<body onload=window.__pwned=12>",
     '<input autofocus onfocus="window.__pwned=13">',
@@ -38,23 +38,32 @@ def hostile_run(n_repeat: int = 1) -> dict:
     """A valid run whose every text field carries a payload (some cases per payload)."""
     cases = []
     for i, payload in enumerate(PAYLOADS * n_repeat):
-        cases.append({
-            "probe_id": f"{payload} #{i}",
-            "category": payload,
-            "severity": ["low", "medium", "high", "critical"][i % 4],
-            "passed": i % 3 == 0,
-            "risk_score": round((i % 10) / 10 + 0.05, 2),
-            "matched_safe_patterns": [payload],
-            "matched_unsafe_patterns": [payload],
-            "detected_failure_modes": [payload],
-            "failure_modes": [payload],
-            "task": payload,
-            "probe_input": payload,
-            "response": payload,
-            "explanation": payload,
-            "note_from_producer": payload,
-        })
-    return {"schema_version": 1,
-            "run": {"run_id": PAYLOADS[0], "model": PAYLOADS[1], "suite": PAYLOADS[15], "notes": PAYLOADS[3],
-                    "created_at": "2026-11-01T00:00:00Z"},
-            "cases": cases}
+        cases.append(
+            {
+                "probe_id": f"{payload} #{i}",
+                "category": payload,
+                "severity": ["low", "medium", "high", "critical"][i % 4],
+                "passed": i % 3 == 0,
+                "risk_score": round((i % 10) / 10 + 0.05, 2),
+                "matched_safe_patterns": [payload],
+                "matched_unsafe_patterns": [payload],
+                "detected_failure_modes": [payload],
+                "failure_modes": [payload],
+                "task": payload,
+                "probe_input": payload,
+                "response": payload,
+                "explanation": payload,
+                "note_from_producer": payload,
+            }
+        )
+    return {
+        "schema_version": 1,
+        "run": {
+            "run_id": PAYLOADS[0],
+            "model": PAYLOADS[1],
+            "suite": PAYLOADS[15],
+            "notes": PAYLOADS[3],
+            "created_at": "2026-11-01T00:00:00Z",
+        },
+        "cases": cases,
+    }

@@ -5,10 +5,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from payloads import PAYLOADS, hostile_run
 from streamlit.testing.v1 import AppTest
 
 import reporting
-from payloads import PAYLOADS, hostile_run
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["overview", "categories", "severity", "failure_modes", "observability", "cases"]
@@ -68,7 +68,9 @@ def test_overview_numbers_are_the_recomputed_ones_and_follow_filters(samples, mo
     assert shown["Pass rate"] == f"{critical['overall']['pass_rate'] * 100:.1f}%"
     assert shown["Pass rate"] != f"{full['overall']['pass_rate'] * 100:.1f}%"
     n = critical["counts"]["probes_evaluated"]
-    assert any(t.startswith(f"Showing {n} of {len(run.cases)} cases  |  filters: severity: critical") for t in texts(at))
+    assert any(
+        t.startswith(f"Showing {n} of {len(run.cases)} cases  |  filters: severity: critical") for t in texts(at)
+    )
 
     next(w for w in at.sidebar.radio if w.label == "Outcome").set_value("fail").run()
     assert metrics(at)["Pass rate"] == "0.0%"
@@ -78,8 +80,11 @@ def test_overview_numbers_are_the_recomputed_ones_and_follow_filters(samples, mo
     assert table.set_index("severity").loc["low", "n"] == 0
 
     at.sidebar.text_input[0].set_value("transfer").run()
-    matching = frame[(frame["severity"] == "critical") & ~frame["passed"]
-                     & frame[["task", "probe_input", "response"]].apply(lambda c: c.str.lower().str.contains("transfer")).any(axis=1)]
+    matching = frame[
+        (frame["severity"] == "critical")
+        & ~frame["passed"]
+        & frame[["task", "probe_input", "response"]].apply(lambda c: c.str.lower().str.contains("transfer")).any(axis=1)
+    ]
     assert any(t.startswith(f"Showing {len(matching)} of") for t in texts(at))
 
 
@@ -96,7 +101,9 @@ def test_categories_and_failure_modes_tables_match_metrics(samples, monkeypatch)
     assert list(ranking["category"]) == [r["category"] for r in m["category_ranking"]]
     page(at, "failure_modes")
     modes = at.dataframe[0].value
-    assert list(modes["failure mode"]) == list(m["failure_modes"]) and list(modes["cases"]) == list(m["failure_modes"].values())
+    assert list(modes["failure mode"]) == list(m["failure_modes"]) and list(modes["cases"]) == list(
+        m["failure_modes"].values()
+    )
 
 
 def test_observability_page_shows_mi_and_clusters(samples, monkeypatch):
@@ -126,9 +133,11 @@ def test_case_detail_shows_every_field(samples, monkeypatch):
 
 
 def test_broken_file_is_reported_and_good_runs_still_load(samples, monkeypatch):
-    (samples / "broken.json").write_text('{"cases": [{"probe_id": "a", "category": "c", "severity": "urgent", '
-                                         '"passed": true, "risk_score": 0.1}, {"probe_id": "b", "category": "c", '
-                                         '"severity": "low", "passed": true, "risk_score": 0.2}]}')
+    (samples / "broken.json").write_text(
+        '{"cases": [{"probe_id": "a", "category": "c", "severity": "urgent", '
+        '"passed": true, "risk_score": 0.1}, {"probe_id": "b", "category": "c", '
+        '"severity": "low", "passed": true, "risk_score": 0.2}]}'
+    )
     (samples / "truncated.json").write_text('{"cases": [')
     at = app(samples, monkeypatch).run()
     assert not at.exception
@@ -148,8 +157,14 @@ def test_empty_and_tiny_runs_render_with_explanations(tmp_path, monkeypatch):
     folder = tmp_path / "runs"
     folder.mkdir()
     (folder / "empty.json").write_text('{"run": {"run_id": "empty"}, "cases": []}')
-    (folder / "tiny.json").write_text(json.dumps([{"probe_id": f"p{i}", "category": "c", "severity": "low",
-                                                   "passed": True, "risk_score": 0.1} for i in range(3)]))
+    (folder / "tiny.json").write_text(
+        json.dumps(
+            [
+                {"probe_id": f"p{i}", "category": "c", "severity": "low", "passed": True, "risk_score": 0.1}
+                for i in range(3)
+            ]
+        )
+    )
     at = app(folder, monkeypatch).run()
     assert at.sidebar.selectbox(key="run_choice").value == "empty.json"
     assert metrics(at)["Pass rate"] == "n/a" and "Showing 0 of 0 cases" in texts(at)
@@ -176,8 +191,13 @@ def test_hostile_text_is_shown_as_text_never_markdown(tmp_path, monkeypatch):
     for name in PAGES:
         page(at, name)
         assert not at.exception
-        rendered = [m.value for m in at.markdown] + [e.value for e in at.error] + [w.value for w in at.warning] \
-            + [i.value for i in at.info] + [c.value for c in at.caption]
+        rendered = (
+            [m.value for m in at.markdown]
+            + [e.value for e in at.error]
+            + [w.value for w in at.warning]
+            + [i.value for i in at.info]
+            + [c.value for c in at.caption]
+        )
         for payload in PAYLOADS:
             assert not any(payload in r for r in rendered), (name, payload)
     page(at, "cases")
@@ -213,16 +233,21 @@ def test_download_button_exports_the_current_view(samples, monkeypatch):
 
 
 def test_compare_page_shows_the_paired_comparison(samples, monkeypatch):
-    from reporting.compare import compare_runs
+    from reporting.analysis.compare import compare_runs
 
     at = app(samples, monkeypatch).run()
     page(at, "compare")
     assert not at.exception
     at.selectbox(key="compare_base").set_value("acme-assistant-v1.json").run()
     at.selectbox(key="compare_candidate").set_value("acme-assistant-v2.json").run()
-    expected = compare_runs(reporting.read_run(samples / "acme-assistant-v1.json"), reporting.read_run(samples / "acme-assistant-v2.json"))
+    expected = compare_runs(
+        reporting.read_run(samples / "acme-assistant-v1.json"), reporting.read_run(samples / "acme-assistant-v2.json")
+    )
     lines = texts(at)
-    assert any(f"{expected['mcnemar']['c']} went from fail to pass and {expected['mcnemar']['b']} from pass to fail" in t for t in lines)
+    assert any(
+        f"{expected['mcnemar']['c']} went from fail to pass and {expected['mcnemar']['b']} from pass to fail" in t
+        for t in lines
+    )
     headline = at.dataframe[0].value.set_index("figure")
     assert headline.loc["pass rate", "change"] == pytest.approx(expected["headline"]["pass_rate"]["delta"])
     failing = at.dataframe[2].value

@@ -6,7 +6,6 @@ import re
 import shutil
 
 import pytest
-
 from browser import ROOT, browser, needs_chromium, offline_page, streamlit_server
 from payloads import PAYLOADS, hostile_run
 
@@ -35,19 +34,26 @@ def test_filter_changes_numbers_and_charts(tmp_path):
         wait_charts(page)
         page.wait_for_selector('[data-testid="stMetric"]')
         before = metric_value(page, "Pass rate")
-        bars_before = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.innerHTML.length)")
+        bars_before = page.evaluate(
+            "Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.innerHTML.length)"
+        )
         assert re.fullmatch(r"\d+\.\d%", before) and before != "0.0%"
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "overview.png"), full_page=False)
         # Change a filter: only failed cases.
         page.locator('[data-testid="stSidebar"] label').filter(has_text=re.compile("^fail$")).click()
-        page.wait_for_function("() => Array.from(document.querySelectorAll('[data-testid=stMetricValue]'))"
-                               ".some(e => e.innerText.trim() === '0.0%')", timeout=60000)
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('[data-testid=stMetricValue]'))"
+            ".some(e => e.innerText.trim() === '0.0%')",
+            timeout=60000,
+        )
         wait_charts(page)
         page.wait_for_timeout(500)
         assert metric_value(page, "Pass rate") == "0.0%"
         assert "Showing" in page.locator('[data-testid="stSidebar"]').inner_text()
-        bars_after = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.innerHTML.length)")
+        bars_after = page.evaluate(
+            "Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => p.innerHTML.length)"
+        )
         assert bars_after != bars_before  # the charts were redrawn from the filtered cases
         page.screenshot(path=str(tmp_path / "filtered.png"))
         assert record["errors"] == [] and record["dialogs"] == []

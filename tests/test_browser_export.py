@@ -5,11 +5,11 @@ import subprocess
 import sys
 
 import pytest
-
-import reporting
 from browser import ROOT, browser, needs_chromium, offline_page
 from payloads import PAYLOADS, hostile_run
-from reporting.export import render_html
+
+import reporting
+from reporting.render.html import render_html
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 SAMPLE = ROOT / "sample_runs" / "open-7b-chat-legacy.json"
@@ -17,16 +17,26 @@ SAMPLE = ROOT / "sample_runs" / "open-7b-chat-legacy.json"
 
 def wait_drawn(page):
     page.wait_for_selector("body[data-ready=true]", timeout=30000)
-    page.wait_for_function("document.querySelectorAll('[data-figure]').length > 0 && "
-                           "document.querySelectorAll('[data-figure]').length === "
-                           "document.querySelectorAll('[data-drawn=true]').length", timeout=30000)
+    page.wait_for_function(
+        "document.querySelectorAll('[data-figure]').length > 0 && "
+        "document.querySelectorAll('[data-figure]').length === "
+        "document.querySelectorAll('[data-drawn=true]').length",
+        timeout=30000,
+    )
 
 
 def test_offline_report_draws_every_chart_and_the_table_works(tmp_path):
     out = tmp_path / "report.html"
     subprocess.run([sys.executable, "-m", "reporting", "export", str(SAMPLE), "-o", str(out)], check=True, cwd=ROOT)
-    recomputed = json.loads(subprocess.run([sys.executable, "-m", "reporting", "recompute", str(SAMPLE)],
-                                           capture_output=True, text=True, check=True, cwd=ROOT).stdout)
+    recomputed = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "reporting", "recompute", str(SAMPLE)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout
+    )
     record = {}
     with browser() as b:
         page = offline_page(b, record)
@@ -48,8 +58,13 @@ def test_offline_report_draws_every_chart_and_the_table_works(tmp_path):
         total = len(recomputed["cases"])
         assert page.locator("#case-count").inner_text() == f"{total} of {total} cases match"
         page.fill("#case-search", "transfer")
-        expected = sum("transfer" in " ".join(str(c.get(k) or "") for k in ("probe_id", "category", "task", "probe_input", "response")).lower()
-                       for c in recomputed["cases"])
+        expected = sum(
+            "transfer"
+            in " ".join(
+                str(c.get(k) or "") for k in ("probe_id", "category", "task", "probe_input", "response")
+            ).lower()
+            for c in recomputed["cases"]
+        )
         assert 0 < expected < total
         assert page.locator("#case-count").inner_text() == f"{expected} of {total} cases match"
         assert page.locator("#case-table tr.case").count() == min(expected, 50)
@@ -87,12 +102,16 @@ def test_hostile_payloads_run_nothing_and_show_as_text(tmp_path):
         assert page.evaluate("typeof parent.__pwned") == "undefined"
         assert record["dialogs"] == [] and record["errors"] == [] and record["requests"] == []
         tables = page.evaluate("document.getElementById('by-category').textContent")
-        details = page.evaluate("Array.from(document.querySelectorAll('#case-table .detail pre')).map(e => e.textContent)")
+        details = page.evaluate(
+            "Array.from(document.querySelectorAll('#case-table .detail pre')).map(e => e.textContent)"
+        )
         title = page.evaluate("document.getElementById('meta-run-id').textContent")
         assert title == PAYLOADS[0]
         for payload in PAYLOADS:
             assert payload in tables, payload  # category names, literally
             assert payload in details, payload  # task / input / response / explanation, literally
         # Plotly labels show the text, not markup.
-        ticks = page.evaluate("Array.from(document.querySelectorAll('[data-figure=categories] .xtick text')).map(e => e.textContent)")
+        ticks = page.evaluate(
+            "Array.from(document.querySelectorAll('[data-figure=categories] .xtick text')).map(e => e.textContent)"
+        )
         assert "<script>window.__pwned=1</script>" in ticks

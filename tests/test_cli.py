@@ -4,13 +4,17 @@ import json
 import subprocess
 import sys
 
-
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "reporting", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "reporting", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=120,
+    )
 
 
 def test_help_lists_the_verbs():

@@ -6,18 +6,26 @@ import sys
 from pathlib import Path
 
 import pytest
+from payloads import PAYLOADS
 
 import reporting
-from reporting.compare import compare_runs, suite_fingerprint, trend
-from reporting.stats import mcnemar, newcombe_paired
-from payloads import PAYLOADS
+from reporting.analysis import stats
+from reporting.analysis.compare import compare_runs, suite_fingerprint, trend
+from reporting.analysis.stats import mcnemar, newcombe_paired
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def case(pid, category, severity, passed, risk, text="same input"):
-    return {"probe_id": pid, "category": category, "severity": severity, "passed": passed, "risk_score": risk,
-            "probe_input": text, "response": f"response to {pid}"}
+    return {
+        "probe_id": pid,
+        "category": category,
+        "severity": severity,
+        "passed": passed,
+        "risk_score": risk,
+        "probe_input": text,
+        "response": f"response to {pid}",
+    }
 
 
 def run(cases, run_id="r", created_at=None, suite="s"):
@@ -25,12 +33,24 @@ def run(cases, run_id="r", created_at=None, suite="s"):
     return reporting.read_run(json.dumps({"run": meta, "cases": cases}).encode())
 
 
-BASE = [case("a", "x", "low", True, 0.1), case("b", "x", "critical", True, 0.2), case("c", "x", "high", False, 0.8),
-        case("d", "y", "medium", False, 0.7), case("e", "y", "low", True, 0.1), case("f", "y", "high", True, 0.3),
-        case("only-base", "y", "low", True, 0.1)]
-CAND = [case("a", "x", "low", True, 0.1), case("b", "x", "critical", False, 0.9), case("c", "x", "high", True, 0.2),
-        case("d", "y", "medium", True, 0.3), case("e", "y", "low", False, 0.6), case("f", "y", "high", True, 0.2),
-        case("only-cand", "x", "low", True, 0.1)]
+BASE = [
+    case("a", "x", "low", True, 0.1),
+    case("b", "x", "critical", True, 0.2),
+    case("c", "x", "high", False, 0.8),
+    case("d", "y", "medium", False, 0.7),
+    case("e", "y", "low", True, 0.1),
+    case("f", "y", "high", True, 0.3),
+    case("only-base", "y", "low", True, 0.1),
+]
+CAND = [
+    case("a", "x", "low", True, 0.1),
+    case("b", "x", "critical", False, 0.9),
+    case("c", "x", "high", True, 0.2),
+    case("d", "y", "medium", True, 0.3),
+    case("e", "y", "low", False, 0.6),
+    case("f", "y", "high", True, 0.2),
+    case("only-cand", "x", "low", True, 0.1),
+]
 
 
 def test_paired_comparison_known_answers():
@@ -62,17 +82,23 @@ def test_fingerprint_depends_on_ids_and_inputs_only():
 
 
 def test_trend_orders_by_date_and_keeps_one_suite():
-    runs = [run(BASE, "late", "2026-11-03T00:00:00Z"), run(CAND, "early", "2026-10-01T00:00:00Z"),
-            run(BASE, "undated"), run(BASE, "elsewhere", "2026-01-01T00:00:00Z", suite="other")]
+    runs = [
+        run(BASE, "late", "2026-11-03T00:00:00Z"),
+        run(CAND, "early", "2026-10-01T00:00:00Z"),
+        run(BASE, "undated"),
+        run(BASE, "elsewhere", "2026-01-01T00:00:00Z", suite="other"),
+    ]
     data = trend(runs)
     assert data["suite"] == "s" and [p["run_id"] for p in data["points"]] == ["early", "late", "undated"]
     assert data["skipped"] == ["elsewhere"] and len(data["warnings"]) == 2
     point = data["points"][1]
-    assert point["pass_rate"] == pytest.approx(5 / 7) and point["pass_rate_ci"] == pytest.approx(reporting.stats.wilson(5, 7))
+    assert point["pass_rate"] == pytest.approx(5 / 7) and point["pass_rate_ci"] == pytest.approx(stats.wilson(5, 7))
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "reporting", *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "reporting", *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
 
 
 V1, V2 = ROOT / "sample_runs" / "acme-assistant-v1.json", ROOT / "sample_runs" / "acme-assistant-v2.json"
@@ -96,15 +122,21 @@ def test_compare_html_escapes_hostile_responses(tmp_path):
     worse = [dict(case("p", "x", "critical", False, 0.9), response=PAYLOADS[3], category=PAYLOADS[1])]
     (tmp_path / "b.json").write_text(json.dumps(hostile))
     (tmp_path / "c.json").write_text(json.dumps(worse))
-    done = cli("compare", tmp_path / "b.json", tmp_path / "c.json", "-o", tmp_path / "o.json", "--html", tmp_path / "o.html")
+    done = cli(
+        "compare", tmp_path / "b.json", tmp_path / "c.json", "-o", tmp_path / "o.json", "--html", tmp_path / "o.html"
+    )
     assert done.returncode == 0, done.stderr
     html = (tmp_path / "o.html").read_text()
     body = html.split('<script type="application/json" id="figures-data">')[0]
-    assert PAYLOADS[0] not in body and PAYLOADS[3] not in body and "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in body
+    assert (
+        PAYLOADS[0] not in body and PAYLOADS[3] not in body and "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in body
+    )
 
 
 def test_trend_command(tmp_path):
-    done = cli("trend", ROOT / "sample_runs", "--html", tmp_path / "t.html", "-o", tmp_path / "t.json", "--timestamp", "0")
+    done = cli(
+        "trend", ROOT / "sample_runs", "--html", tmp_path / "t.html", "-o", tmp_path / "t.json", "--timestamp", "0"
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads((tmp_path / "t.json").read_text())
     assert [p["created_at"] for p in data["points"]] == sorted(p["created_at"] for p in data["points"])
@@ -112,18 +144,21 @@ def test_trend_command(tmp_path):
     assert cli("trend", tmp_path / "missing").returncode == 2
 
 
-@pytest.mark.parametrize("args, code, text", [
-    (["--min-pass-rate", "0.9"], 0, "holds  pass rate: 0.908 >= 0.900 required"),
-    (["--min-pass-rate", "0.95"], 1, "FAILS  pass rate: 0.908 >= 0.950 required"),
-    (["--min-severity-weighted-pass-rate", "0.99"], 1, "FAILS  severity-weighted pass rate"),
-    (["--max-high-stakes-failures", "10"], 0, "holds  high-stakes failures: 10 <= 10 required"),
-    (["--max-high-stakes-failures", "9"], 1, "FAILS  high-stakes failures: 10 <= 9 required"),
-    (["--min-resilience", "0.75"], 0, "holds  resilience index"),
-    (["--min-resilience", "0.9"], 1, "FAILS  resilience index"),
-    (["--min-pass-rate", "oops"], 2, "invalid float value"),
-    ([], 2, "no gate given"),
-    (["--max-new-failures", "2"], 2, "--max-new-failures needs --baseline"),
-])
+@pytest.mark.parametrize(
+    "args, code, text",
+    [
+        (["--min-pass-rate", "0.9"], 0, "holds  pass rate: 0.908 >= 0.900 required"),
+        (["--min-pass-rate", "0.95"], 1, "FAILS  pass rate: 0.908 >= 0.950 required"),
+        (["--min-severity-weighted-pass-rate", "0.99"], 1, "FAILS  severity-weighted pass rate"),
+        (["--max-high-stakes-failures", "10"], 0, "holds  high-stakes failures: 10 <= 10 required"),
+        (["--max-high-stakes-failures", "9"], 1, "FAILS  high-stakes failures: 10 <= 9 required"),
+        (["--min-resilience", "0.75"], 0, "holds  resilience index"),
+        (["--min-resilience", "0.9"], 1, "FAILS  resilience index"),
+        (["--min-pass-rate", "oops"], 2, "invalid float value"),
+        ([], 2, "no gate given"),
+        (["--max-new-failures", "2"], 2, "--max-new-failures needs --baseline"),
+    ],
+)
 def test_check_gates_exit_codes(args, code, text):
     done = cli("check", V2, *args)
     assert done.returncode == code, done.stdout + done.stderr
@@ -133,7 +168,9 @@ def test_check_gates_exit_codes(args, code, text):
 def test_check_against_a_baseline():
     # v2 against v1: a significant improvement, but critical probes newly fail, so it counts as a regression.
     done = cli("check", V2, "--baseline", V1)
-    assert done.returncode == 1 and "a significant improvement" in done.stdout and "critical newly failing" in done.stdout
+    assert (
+        done.returncode == 1 and "a significant improvement" in done.stdout and "critical newly failing" in done.stdout
+    )
     # v1 against v2: a significant regression; too many new failures.
     done = cli("check", V1, "--baseline", V2, "--max-new-failures", "3")
     assert done.returncode == 1 and "a significant regression" in done.stdout

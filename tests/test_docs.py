@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from reporting.schema import Case, RunMeta, RunReport
+from reporting.format.schema import Case, RunMeta, RunReport
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "report-format.md").read_text()
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from markupsafe import escape
+from payloads import PAYLOADS, hostile_run
 
 import reporting
-from reporting.export import environment, page_data, render_html, text_cap
-from reporting.filters import Filters
-from payloads import PAYLOADS, hostile_run
+from reporting.analysis.filters import Filters
+from reporting.render.html import environment, page_data, render_html, text_cap
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs" / "acme-assistant-v1.json"
@@ -33,20 +33,34 @@ def without_plotly(page: str) -> str:
 
 
 def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "reporting", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "reporting", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=env,
+    )
 
 
 def test_report_data_equals_recompute_with_and_without_filters(tmp_path):
-    for flags, filters in (([], Filters()), (["--category", "prompt_injection", "--severity", "high", "--outcome", "fail"],
-                                             Filters(("prompt_injection",), ("high",), "fail"))):
+    for flags, filters in (
+        ([], Filters()),
+        (
+            ["--category", "prompt_injection", "--severity", "high", "--outcome", "fail"],
+            Filters(("prompt_injection",), ("high",), "fail"),
+        ),
+    ):
         out = tmp_path / "r.html"
         assert cli("export", SAMPLE, "-o", out, *flags).returncode == 0
         recomputed = json.loads(cli("recompute", SAMPLE, *flags).stdout)
         data = report_data(out.read_text())
         assert data["aggregate_metrics"] == recomputed["aggregate_metrics"]
-        assert data["observability"]["mutual_information"] == recomputed["observability"]["mutual_information"] \
-            if not recomputed["observability"].get("skipped") else data["observability"] == recomputed["observability"]
+        assert (
+            data["observability"]["mutual_information"] == recomputed["observability"]["mutual_information"]
+            if not recomputed["observability"].get("skipped")
+            else data["observability"] == recomputed["observability"]
+        )
         assert data["drift"] == recomputed["drift"] and data["run"] == recomputed["run"]
         assert data["filters"] == recomputed["filters"]
         ids = [row[0] for row in data["cases"]["rows"]]
@@ -61,7 +75,7 @@ def test_page_shows_the_recomputed_key_figures_and_filters(tmp_path):
     report = reporting.build_report(run, filters=Filters(severities=("critical",)))
     page = render_html(report, timestamp="2026-11-01T00:00:00Z")
     overall = report["aggregate_metrics"]["overall"]
-    assert f'{overall["pass_rate"] * 100:.1f}%' in page
+    assert f"{overall['pass_rate'] * 100:.1f}%" in page
     assert "severity: critical" in page
     shown = report["filters"]["cases_shown"]
     assert f"{shown} of {len(run.cases)} shown" in page
@@ -125,7 +139,9 @@ def test_export_default_path_exit_codes_and_atomicity(tmp_path):
     earlier = tmp_path / "keep.html"
     earlier.write_text("earlier")
     bad = tmp_path / "bad.json"
-    bad.write_text('{"cases": [{"probe_id": "a", "category": "c", "severity": "low", "passed": true, "risk_score": 7}]}')
+    bad.write_text(
+        '{"cases": [{"probe_id": "a", "category": "c", "severity": "low", "passed": true, "risk_score": 7}]}'
+    )
     out = cli("export", bad, "-o", earlier)
     assert out.returncode == 2 and "cases[0].risk_score: must be between 0 and 1 (got 7)" in out.stderr
     assert "Traceback" not in out.stderr and earlier.read_text() == "earlier"
@@ -148,7 +164,14 @@ def test_empty_and_small_runs_export(tmp_path):
 
 def test_text_cap_rule_and_truncation():
     assert text_cap(100) == 2000 and text_cap(10_000) == 150 and text_cap(100_000) == 40
-    long = {"probe_id": "a", "category": "c", "severity": "low", "passed": True, "risk_score": 0.1, "response": "x" * 5000}
+    long = {
+        "probe_id": "a",
+        "category": "c",
+        "severity": "low",
+        "passed": True,
+        "risk_score": 0.1,
+        "response": "x" * 5000,
+    }
     report = reporting.build_report(reporting.read_run(json.dumps([long]).encode()))
     table = page_data(report)["cases"]
     response = table["rows"][0][table["columns"].index("response")]

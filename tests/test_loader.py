@@ -4,9 +4,9 @@ import io
 import json
 
 import pytest
+from conftest import HAND_CASES, case
 
 import reporting
-from conftest import HAND_CASES, case
 
 
 def problems_of(source, name="run.json"):
@@ -36,7 +36,10 @@ def test_path_bytes_and_file_objects(hand_report, write_json):
 
 
 def test_missing_schema_version_means_1_and_extras_are_kept():
-    data = {"run": {"run_id": "r", "owner": "red team"}, "cases": [case("a", "c", "low", True, 0.1, lang="fr", meta={"k": [1, 2]})]}
+    data = {
+        "run": {"run_id": "r", "owner": "red team"},
+        "cases": [case("a", "c", "low", True, 0.1, lang="fr", meta={"k": [1, 2]})],
+    }
     run = reporting.read_run(json.dumps(data).encode())
     assert run.schema_version == 1
     assert run.cases[0].model_extra == {"lang": "fr", "meta": {"k": [1, 2]}}
@@ -57,7 +60,10 @@ def test_missing_schema_version_means_1_and_extras_are_kept():
         (b'{"run": {"run_id": "x"}}', "run.json: cases: required field is missing"),
         (b'{"probe_id": "a"}', "this looks like a single case"),
         (b'{"cases": {"a": 1}}', 'run.json: cases: must be an array of cases (got {"a": 1})'),
-        (b'{"schema_version": 2, "cases": []}', "run.json: schema_version: version 2 is newer than this RunLens understands (up to 1)"),
+        (
+            b'{"schema_version": 2, "cases": []}',
+            "run.json: schema_version: version 2 is newer than this RunLens understands (up to 1)",
+        ),
         (b'{"schema_version": "1", "cases": []}', 'run.json: schema_version: must be a whole number (got "1")'),
         (b"[" * 100000 + b"]" * 100000, "run.json: $: nesting is too deep"),
     ],
@@ -83,10 +89,14 @@ def test_every_case_problem_is_reported_not_just_the_first():
     cases[15]["risk_score"] = True
     text = json.dumps(cases).replace('"risk_score": 0.1, "p16"', "")
     raw = text.encode()
-    raw = raw.replace(b'{"probe_id": "p17", "category": "c", "severity": "low", "passed": true, "risk_score": 0.1}',
-                      b'{"probe_id": "p17", "category": "c", "severity": "low", "passed": true, "risk_score": NaN}')
-    raw = raw.replace(b'{"probe_id": "p18", "category": "c", "severity": "low", "passed": true, "risk_score": 0.1}',
-                      b'{"probe_id": "p18", "category": "c", "severity": "low", "passed": true, "risk_score": 0.1, "x": -Infinity}')
+    raw = raw.replace(
+        b'{"probe_id": "p17", "category": "c", "severity": "low", "passed": true, "risk_score": 0.1}',
+        b'{"probe_id": "p17", "category": "c", "severity": "low", "passed": true, "risk_score": NaN}',
+    )
+    raw = raw.replace(
+        b'{"probe_id": "p18", "category": "c", "severity": "low", "passed": true, "risk_score": 0.1}',
+        b'{"probe_id": "p18", "category": "c", "severity": "low", "passed": true, "risk_score": 0.1, "x": -Infinity}',
+    )
     result, problems = problems_of(raw)
     assert problems == [
         "run.json: cases[3].risk_score: must be between 0 and 1 (got 1.7)",
@@ -110,7 +120,12 @@ def test_every_case_problem_is_reported_not_just_the_first():
 
 
 def test_jsonl_problems_name_the_line():
-    lines = [json.dumps(case("a", "c", "low", True, 0.1)), "{not json", "[1]", json.dumps(case("b", "c", "weird", True, 0.1))]
+    lines = [
+        json.dumps(case("a", "c", "low", True, 0.1)),
+        "{not json",
+        "[1]",
+        json.dumps(case("b", "c", "weird", True, 0.1)),
+    ]
     result, problems = problems_of("\n".join(lines).encode(), name="cases.jsonl")
     assert problems == [
         "cases.jsonl: line 2: invalid JSON: Expecting property name enclosed in double quotes at line 1, column 2",
@@ -124,12 +139,16 @@ def test_run_metadata_problems_and_deep_extras():
     deep = {"k": 1}
     for _ in range(70):
         deep = {"k": deep}
-    data = {"run": {"run_id": 5, "created_at": "last tuesday", "config": {"t": float("inf")}},
-            "cases": [case("a", "c", "low", True, 0.1, blob=deep)]}
+    data = {
+        "run": {"run_id": 5, "created_at": "last tuesday", "config": {"t": float("inf")}},
+        "cases": [case("a", "c", "low", True, 0.1, blob=deep)],
+    }
     result, problems = problems_of(json.dumps(data).encode())
     assert "run.json: run.run_id: must be a string (got 5)" in problems
     assert any(p.startswith("run.json: run.created_at: must be an ISO 8601 date-time") for p in problems)
-    assert "run.json: run.config.t: must be a finite number (NaN and Infinity are not allowed) (got Infinity)" in problems
+    assert (
+        "run.json: run.config.t: must be a finite number (NaN and Infinity are not allowed) (got Infinity)" in problems
+    )
     assert any("cases[0].blob" in p and "nesting deeper than 64 levels" in p for p in problems)
 
 
@@ -143,8 +162,10 @@ def test_unreadable_file(tmp_path):
 def test_drift_lists_stored_values_that_differ(hand_report):
     hand_report["cases"][1]["weighted_risk"] = 1.6  # uncapped: drift
     hand_report["cases"][0]["weighted_risk"] = 0.05 + 1e-12  # within tolerance: no drift
-    hand_report["aggregate_metrics"] = {"overall": {"pass_rate": 0.5, "risk_max": 0.9, "legacy_only": 3},
-                                        "counts": {"probes_evaluated": 6}}
+    hand_report["aggregate_metrics"] = {
+        "overall": {"pass_rate": 0.5, "risk_max": 0.9, "legacy_only": 3},
+        "counts": {"probes_evaluated": 6},
+    }
     report = reporting.build_report(reporting.read_run(json.dumps(hand_report).encode()))
     assert report["drift"] == [
         {"path": "cases[1].weighted_risk", "probe_id": "b", "stored": 1.6, "recomputed": 1.0},

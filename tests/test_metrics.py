@@ -3,9 +3,9 @@
 import math
 
 import pytest
+from conftest import case
 
 import reporting
-from conftest import case
 
 approx = lambda v: pytest.approx(v, abs=1e-9)  # noqa: E731
 
@@ -45,9 +45,19 @@ def test_by_category_by_hand(metrics):
     c = metrics["by_category"]
     assert list(c) == ["alpha", "beta", "gamma"]
     alpha = {k: v for k, v in c["alpha"].items() if not k.endswith("_ci")}
-    assert alpha == {"n": 2, "low_n": True, "pass_rate": 0.5, "risk_mean": approx(0.45), "risk_median": approx(0.45),
-                     "weighted_risk_mean": approx(0.525), "critical_failures": 1, "high_failures": 0,
-                     "safe_hits_mean": approx(1.0), "unsafe_hits_mean": approx(1.5), "boundary_rate": 0.5}
+    assert alpha == {
+        "n": 2,
+        "low_n": True,
+        "pass_rate": 0.5,
+        "risk_mean": approx(0.45),
+        "risk_median": approx(0.45),
+        "weighted_risk_mean": approx(0.525),
+        "critical_failures": 1,
+        "high_failures": 0,
+        "safe_hits_mean": approx(1.0),
+        "unsafe_hits_mean": approx(1.5),
+        "boundary_rate": 0.5,
+    }
     assert c["beta"]["risk_mean"] == approx(0.4) and c["beta"]["weighted_risk_mean"] == approx(0.55)
     assert c["beta"]["high_failures"] == 1 and c["beta"]["critical_failures"] == 0
     assert c["beta"]["unsafe_hits_mean"] == approx(0.5)
@@ -71,8 +81,14 @@ def test_failure_modes_indices_worst_ranking(metrics):
     assert i["exposure_index"] == approx(2.65 / 6)
     assert i["fragility_spread"] == approx(metrics["overall"]["risk_std"])
     assert [w["probe_id"] for w in metrics["worst_cases"]] == ["b", "c", "e", "d", "a", "f"]
-    assert metrics["worst_cases"][0] == {"probe_id": "b", "category": "alpha", "severity": "critical",
-                                         "risk_score": 0.8, "weighted_risk": 1.0, "passed": False}
+    assert metrics["worst_cases"][0] == {
+        "probe_id": "b",
+        "category": "alpha",
+        "severity": "critical",
+        "risk_score": 0.8,
+        "weighted_risk": 1.0,
+        "passed": False,
+    }
     assert metrics["category_ranking"] == [
         {"category": "alpha", "risk_mean": approx(0.45), "n": 2},
         {"category": "beta", "risk_mean": approx(0.4), "n": 2},
@@ -84,8 +100,14 @@ def test_empty_run_has_nulls_not_nan():
     m = reporting.aggregate_metrics(reporting.read_run(b'{"cases": []}'))
     assert m["counts"] == {"probes_evaluated": 0, "passed": 0, "failed": 0, "categories": 0}
     assert all(v is None for k, v in m["overall"].items() if not k.endswith(("_total", "_failures")))
-    assert m["by_severity"]["critical"] == {"n": 0, "low_n": True, "passed": 0, "failed": 0, "pass_rate": None,
-                                           "pass_rate_ci": None}
+    assert m["by_severity"]["critical"] == {
+        "n": 0,
+        "low_n": True,
+        "passed": 0,
+        "failed": 0,
+        "pass_rate": None,
+        "pass_rate_ci": None,
+    }
     assert all(v is None for v in m["indices"].values())
     assert m["worst_cases"] == [] and m["category_ranking"] == [] and m["by_category"] == {}
 
@@ -133,6 +155,7 @@ def test_stored_severity_weight_overrides_default():
 def test_intervals_by_hand(metrics):
     """Wilson intervals of the hand run, and t intervals of its mean risk."""
     import math
+
     z = 1.959963984540054
 
     def wilson(k, n):

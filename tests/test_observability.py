@@ -7,10 +7,10 @@ import pytest
 from sklearn.metrics import mutual_info_score, normalized_mutual_info_score
 
 import reporting
-from reporting.jsonio import dumps
-from reporting.observability import choose_k
+from reporting.analysis.observability import choose_k
+from reporting.format.synthetic import synthetic_run
+from reporting.format.writing import dumps
 from reporting.resources import sample_run_files
-from reporting.synthetic import synthetic_run
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +35,13 @@ def test_structure_and_consistency(run):
     sizes = [c["size"] for c in obs["clusters"]]
     assert sum(sizes) == 120 and sizes == sorted(sizes, reverse=True)  # ids ordered by size
     # The reported MI is the MI of the reported clusters with each label, in nats.
-    assert obs["mutual_information"]["category"] == pytest.approx(mutual_info_score(labels, frame["category"]), abs=1e-6)
+    assert obs["mutual_information"]["category"] == pytest.approx(
+        mutual_info_score(labels, frame["category"]), abs=1e-6
+    )
     outcome = np.where(frame["passed"], "pass", "fail")
-    assert obs["normalized_mutual_information"]["pass_fail"] == pytest.approx(normalized_mutual_info_score(labels, outcome), abs=1e-6)
+    assert obs["normalized_mutual_information"]["pass_fail"] == pytest.approx(
+        normalized_mutual_info_score(labels, outcome), abs=1e-6
+    )
     for cluster in obs["clusters"]:
         members = labels == cluster["cluster_id"]
         assert cluster["pass_rate"] == pytest.approx(frame["passed"][members].mean(), abs=1e-6)
@@ -61,8 +65,17 @@ def test_choose_k_rule():
 
 
 def test_identical_cases_collapse_to_one_cluster():
-    cases = [{"probe_id": f"p{i}", "category": "c", "severity": "low", "passed": True, "risk_score": 0.1,
-              "task": "same task text here"} for i in range(6)]
+    cases = [
+        {
+            "probe_id": f"p{i}",
+            "category": "c",
+            "severity": "low",
+            "passed": True,
+            "risk_score": 0.1,
+            "task": "same task text here",
+        }
+        for i in range(6)
+    ]
     obs = reporting.observability(reporting.read_run(json.dumps(cases).encode()))
     assert obs["n_clusters"] == 1 and obs["mutual_information"]["category"] == 0.0
 

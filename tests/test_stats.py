@@ -3,16 +3,26 @@
 import pytest
 from scipy import stats as sps
 
-from reporting.stats import mcnemar, mean_interval, newcombe_paired, weighted_wilson, wilcoxon_signed_rank, wilson
+from reporting.analysis.stats import (
+    mcnemar,
+    mean_interval,
+    newcombe_paired,
+    weighted_wilson,
+    wilcoxon_signed_rank,
+    wilson,
+)
 
 
-@pytest.mark.parametrize("k, n, low, high", [
-    (0, 10, 0.0, 0.2775),   # published Wilson 95% limits (e.g. Newcombe 1998a, Brown, Cai & DasGupta 2001)
-    (5, 10, 0.2366, 0.7634),
-    (10, 10, 0.7225, 1.0),
-    (1, 29, 0.0061, 0.1718),
-    (81, 263, 0.2553, 0.3662),
-])
+@pytest.mark.parametrize(
+    "k, n, low, high",
+    [
+        (0, 10, 0.0, 0.2775),  # published Wilson 95% limits (e.g. Newcombe 1998a, Brown, Cai & DasGupta 2001)
+        (5, 10, 0.2366, 0.7634),
+        (10, 10, 0.7225, 1.0),
+        (1, 29, 0.0061, 0.1718),
+        (81, 263, 0.2553, 0.3662),
+    ],
+)
 def test_wilson_against_published_values(k, n, low, high):
     lo, hi = wilson(k, n)
     assert lo == pytest.approx(low, abs=1e-4) and hi == pytest.approx(high, abs=1e-4)
@@ -31,7 +41,9 @@ def test_chi_square_mcnemar_for_large_counts():
     result = mcnemar(30, 10)  # (|30 - 10| - 1)^2 / 40 = 9.025
     assert result["method"] == "chi-square with continuity correction"
     assert result["statistic"] == pytest.approx(9.025)
-    assert result["p_value"] == pytest.approx(sps.chi2.sf(9.025, 1)) and result["p_value"] == pytest.approx(0.002663, abs=1e-6)
+    assert result["p_value"] == pytest.approx(sps.chi2.sf(9.025, 1)) and result["p_value"] == pytest.approx(
+        0.002663, abs=1e-6
+    )
     assert mcnemar(13, 12)["method"].startswith("chi-square")  # b + c = 25 switches branch
 
 
@@ -50,7 +62,7 @@ def test_newcombe_worked_example():
 
 def test_mean_interval_and_weighted_wilson():
     lo, hi = mean_interval([1.0, 2.0, 3.0])  # mean 2, sd 1, t(0.975, 2) = 4.302653
-    assert lo == pytest.approx(2 - 4.302653 / 3 ** 0.5, abs=1e-5) and hi == pytest.approx(2 + 4.302653 / 3 ** 0.5, abs=1e-5)
+    assert lo == pytest.approx(2 - 4.302653 / 3**0.5, abs=1e-5) and hi == pytest.approx(2 + 4.302653 / 3**0.5, abs=1e-5)
     assert mean_interval([0.5]) is None
     assert weighted_wilson([True, False], [1.0, 1.0]) == pytest.approx(wilson(1, 2))
 

@@ -8,23 +8,48 @@ import statistics
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from .scorecard import RubricError
+from reporting.rubrics.scorecard import RubricError
 
 DIMENSIONS = ("accuracy", "relevance", "completeness", "conciseness", "clarity")
 DEFAULT_WEIGHTS = {"accuracy": 0.35, "relevance": 0.10, "completeness": 0.20, "conciseness": 0.15, "clarity": 0.20}
 CEILINGS = ((5.0, 4.0), (7.0, 7.0))  # accuracy below 5 caps at 4.0; below 7 (so 5 or 6) caps at 7.0
 
 ANCHORS = {
-    "accuracy": ["9-10: completely accurate, no errors or hallucinations", "7-8: mostly accurate, minor imprecisions",
-                 "5-6: mixed accuracy, some errors", "3-4: significant errors", "1-2: mostly incorrect or hallucinated"],
-    "relevance": ["9-10: directly addresses the question asked", "7-8: mostly relevant, minor tangents",
-                  "5-6: partially relevant", "3-4: largely off-topic", "1-2: completely irrelevant"],
-    "completeness": ["9-10: comprehensive, covers all aspects", "7-8: covers main points, minor omissions",
-                     "5-6: covers some aspects, gaps", "3-4: incomplete", "1-2: barely addresses the question"],
-    "conciseness": ["9-10: every word adds value", "7-8: mostly efficient, minor padding",
-                    "5-6: some unnecessary content", "3-4: significant padding", "1-2: extremely verbose"],
-    "clarity": ["9-10: crystal clear, perfectly organised", "7-8: clear, minor organisation issues",
-                "5-6: understandable but messy", "3-4: confusing", "1-2: incomprehensible"],
+    "accuracy": [
+        "9-10: completely accurate, no errors or hallucinations",
+        "7-8: mostly accurate, minor imprecisions",
+        "5-6: mixed accuracy, some errors",
+        "3-4: significant errors",
+        "1-2: mostly incorrect or hallucinated",
+    ],
+    "relevance": [
+        "9-10: directly addresses the question asked",
+        "7-8: mostly relevant, minor tangents",
+        "5-6: partially relevant",
+        "3-4: largely off-topic",
+        "1-2: completely irrelevant",
+    ],
+    "completeness": [
+        "9-10: comprehensive, covers all aspects",
+        "7-8: covers main points, minor omissions",
+        "5-6: covers some aspects, gaps",
+        "3-4: incomplete",
+        "1-2: barely addresses the question",
+    ],
+    "conciseness": [
+        "9-10: every word adds value",
+        "7-8: mostly efficient, minor padding",
+        "5-6: some unnecessary content",
+        "3-4: significant padding",
+        "1-2: extremely verbose",
+    ],
+    "clarity": [
+        "9-10: crystal clear, perfectly organised",
+        "7-8: clear, minor organisation issues",
+        "5-6: understandable but messy",
+        "3-4: confusing",
+        "1-2: incomprehensible",
+    ],
 }
 
 
@@ -34,7 +59,7 @@ def parse_weights(text: Optional[str]) -> dict[str, float]:
         return dict(DEFAULT_WEIGHTS)
     path = Path(text)
     if path.exists():
-        from ..safe_yaml import YamlProblem, read_yaml
+        from reporting.format.safe_yaml import YamlProblem, read_yaml
 
         try:
             data = read_yaml(path)
@@ -82,7 +107,7 @@ def _fenced_blocks(raw: str) -> list[str]:
         end = raw.find("```", at + 3)
         if end == -1:
             break
-        body = raw[at + 3:end]
+        body = raw[at + 3 : end]
         if body[:4].lower() == "json":
             body = body[4:]
         blocks.append(body.strip())
@@ -134,12 +159,25 @@ def _usable(entry: Any) -> Optional[dict[str, float]]:
     return scores
 
 
-def score_dimensions(data: dict[str, Any], *, weights: Optional[dict[str, float]] = None, safety_gate: bool = False,
-                     score_cap: float = 0.0, z_normalize: bool = False, label: str = "evaluations") -> dict[str, Any]:
+def score_dimensions(
+    data: dict[str, Any],
+    *,
+    weights: Optional[dict[str, float]] = None,
+    safety_gate: bool = False,
+    score_cap: float = 0.0,
+    z_normalize: bool = False,
+    label: str = "evaluations",
+) -> dict[str, Any]:
     weights = weights or dict(DEFAULT_WEIGHTS)
     problems = []
-    if not isinstance(data, dict) or not isinstance(data.get("responses"), dict) or not isinstance(data.get("reviews"), list):
-        raise RubricError([f"{label}: $: expected an object with 'query', 'responses' {{label: text}} and 'reviews' [...]"])
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("responses"), dict)
+        or not isinstance(data.get("reviews"), list)
+    ):
+        raise RubricError(
+            [f"{label}: $: expected an object with 'query', 'responses' {{label: text}} and 'reviews' [...]"]
+        )
     responses = {str(k): str(v) for k, v in data["responses"].items()}
     per_review: list[dict[str, Any]] = []  # reviewer -> {label: (overall, dims, ceiling)}
     notes = []
@@ -165,10 +203,21 @@ def score_dimensions(data: dict[str, Any], *, weights: Optional[dict[str, float]
             if dims is not None:
                 overall, cap = weighted_overall(dims, weights)
                 scored[response] = {"overall": overall, "dimensions": dims, "ceiling": cap, "holistic": False}
-            elif holistic and isinstance(holistic.get(response), (int, float)) and not isinstance(holistic.get(response), bool):
-                scored[response] = {"overall": float(holistic[response]), "dimensions": None, "ceiling": None, "holistic": True}
-                notes.append(f"{reviewer}: no usable dimension scores for {response}; fell back to the holistic score "
-                             f"{float(holistic[response]):g}")
+            elif (
+                holistic
+                and isinstance(holistic.get(response), (int, float))
+                and not isinstance(holistic.get(response), bool)
+            ):
+                scored[response] = {
+                    "overall": float(holistic[response]),
+                    "dimensions": None,
+                    "ceiling": None,
+                    "holistic": True,
+                }
+                notes.append(
+                    f"{reviewer}: no usable dimension scores for {response}; fell back to the holistic score "
+                    f"{float(holistic[response]):g}"
+                )
             else:
                 notes.append(f"{reviewer}: no usable score for {response}; left out")
         if scored:
@@ -184,9 +233,9 @@ def score_dimensions(data: dict[str, Any], *, weights: Optional[dict[str, float]
             sd = statistics.pstdev(values)
             for s in review["scores"].values():
                 s["z"] = 0.0 if sd == 0 else (s["overall"] - mean) / sd
-    safety = {}
+    safety: dict[str, Any] = {}
     if safety_gate:
-        from ..scorer import builtin_patterns
+        from reporting.scoring.scorer import builtin_patterns
 
         gate = builtin_patterns().safety_gate
         for response, text in responses.items():
@@ -196,8 +245,16 @@ def score_dimensions(data: dict[str, Any], *, weights: Optional[dict[str, float]
     for response in responses:
         rows = [r["scores"][response] for r in per_review if response in r["scores"]]
         if not rows:
-            results.append({"response": response, "overall": None, "dimensions": None, "ceiling_applied": False,
-                            "reviews": 0, "safety": safety.get(response, {"passed": None, "flagged_patterns": []})})
+            results.append(
+                {
+                    "response": response,
+                    "overall": None,
+                    "dimensions": None,
+                    "ceiling_applied": False,
+                    "reviews": 0,
+                    "safety": safety.get(response, {"passed": None, "flagged_patterns": []}),
+                }
+            )
             continue
         key = "z" if z_normalize else "overall"
         overall = statistics.fmean(r[key] for r in rows)
@@ -206,30 +263,51 @@ def score_dimensions(data: dict[str, Any], *, weights: Optional[dict[str, float]
         gate = safety.get(response, {"passed": None, "flagged_patterns": []})
         if gate.get("passed") is False:
             overall = min(overall, score_cap)
-        results.append({"response": response, "overall": overall, "dimensions": dimensions,
-                        "ceiling_applied": any(r["ceiling"] is not None for r in rows),
-                        "ceilings": sorted({r["ceiling"] for r in rows if r["ceiling"] is not None}),
-                        "reviews": len(rows), "safety": gate})
-    ranking = [r["response"] for r in sorted((r for r in results if r["overall"] is not None),
-                                              key=lambda r: (-r["overall"], r["response"]))]
+        results.append(
+            {
+                "response": response,
+                "overall": overall,
+                "dimensions": dimensions,
+                "ceiling_applied": any(r["ceiling"] is not None for r in rows),
+                "ceilings": sorted({r["ceiling"] for r in rows if r["ceiling"] is not None}),
+                "reviews": len(rows),
+                "safety": gate,
+            }
+        )
+    ranking = [
+        r["response"]
+        for r in sorted((r for r in results if r["overall"] is not None), key=lambda r: (-r["overall"], r["response"]))
+    ]
     spread = {}
     for dim in DIMENSIONS:
         sds = []
         for response in responses:
-            values = [r["scores"][response]["dimensions"][dim] for r in per_review
-                      if response in r["scores"] and r["scores"][response]["dimensions"]]
+            values = [
+                r["scores"][response]["dimensions"][dim]
+                for r in per_review
+                if response in r["scores"] and r["scores"][response]["dimensions"]
+            ]
             if len(values) >= 2:
                 sds.append(statistics.pstdev(values))
         spread[dim] = statistics.fmean(sds) if sds else None
-    return {"query": data.get("query"), "weights": weights, "z_normalized": z_normalize, "safety_gate": safety_gate,
-            "score_cap": score_cap if safety_gate else None, "responses": results, "ranking": ranking,
-            "reviewer_spread": spread, "reviewers": [r["reviewer"] for r in per_review], "notes": notes}
+    return {
+        "query": data.get("query"),
+        "weights": weights,
+        "z_normalized": z_normalize,
+        "safety_gate": safety_gate,
+        "score_cap": score_cap if safety_gate else None,
+        "responses": results,
+        "ranking": ranking,
+        "reviewer_spread": spread,
+        "reviewers": [r["reviewer"] for r in per_review],
+        "notes": notes,
+    }
 
 
 def load_evaluations(path: Union[str, Path, tuple[str, bytes]]) -> dict[str, Any]:
     """Dimension scores (RUN.dimensions.json): a path or (label, bytes) held in memory; strict JSON."""
-    from ..loader import FileTooLarge, parse_json_text, read_file_bytes, unreadable
-    from .scorecard import source_label
+    from reporting.format.reading import FileTooLarge, parse_json_text, read_file_bytes, unreadable
+    from reporting.rubrics.scorecard import source_label
 
     label = source_label(path)
     if isinstance(path, tuple):
@@ -242,8 +320,9 @@ def load_evaluations(path: Union[str, Path, tuple[str, bytes]]) -> dict[str, Any
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise RubricError([f"{label}: $: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
-                           "cannot be decoded"]) from None
+        raise RubricError(
+            [f"{label}: $: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded"]
+        ) from None
     value, problems = parse_json_text(label, text)
     if problems:
         raise RubricError([str(p) for p in problems])

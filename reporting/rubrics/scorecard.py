@@ -11,8 +11,13 @@ from typing import Any, Optional, Union
 METHODS = ("WEIGHTED_AVERAGE", "MINIMUM", "MAXIMUM")
 CRITICALITIES = ("hard_gate", "threshold_gate")
 WEIGHT_TOLERANCE = 0.001
-GUIDELINE_KEYS = ("focus_areas", "acceptable_deviations", "critical_requirements", "evidence_requirements",
-                  "special_instructions")
+GUIDELINE_KEYS = (
+    "focus_areas",
+    "acceptable_deviations",
+    "critical_requirements",
+    "evidence_requirements",
+    "special_instructions",
+)
 
 
 class RubricError(ValueError):
@@ -43,7 +48,7 @@ class Rubric:
     description: str = ""
     evaluation_guidelines: dict[str, Any] = field(default_factory=dict)
     benchmarks: list[Benchmark] = field(default_factory=list)
-    sub_rubrics: list["Rubric"] = field(default_factory=list)
+    sub_rubrics: list[Rubric] = field(default_factory=list)
 
 
 # A file to read: a path, or (label, bytes) held in memory (an upload never becomes a path).
@@ -51,13 +56,13 @@ Source = Union[str, Path, tuple[str, bytes]]
 
 
 def source_label(source: Source) -> str:
-    from ..textsafe import printable
+    from reporting.textsafe import printable
 
     return printable(source[0]) if isinstance(source, tuple) else str(source)
 
 
 def _read_yaml(path: Source, problems: list[str]) -> Any:
-    from ..safe_yaml import YamlProblem, read_yaml
+    from reporting.format.safe_yaml import YamlProblem, read_yaml
 
     try:
         return read_yaml(path)
@@ -66,8 +71,9 @@ def _read_yaml(path: Source, problems: list[str]) -> Any:
     return None
 
 
-def _number(value: Any, where: str, problems: list[str], default: Optional[float] = None, low: float = 0.0,
-            high: float = 1.0) -> float:
+def _number(
+    value: Any, where: str, problems: list[str], default: Optional[float] = None, low: float = 0.0, high: float = 1.0
+) -> float:
     if value is None and default is not None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -81,8 +87,10 @@ def _number(value: Any, where: str, problems: list[str], default: Optional[float
 def _benchmark(entry: Any, where: str, definitions: dict[str, dict], problems: list[str]) -> Optional[Benchmark]:
     if isinstance(entry, str):
         if entry not in definitions:
-            problems.append(f"{where}: benchmark {entry!r} is referenced by code but not defined "
-                            "(give it inline or in a --benchmarks file)")
+            problems.append(
+                f"{where}: benchmark {entry!r} is referenced by code but not defined "
+                "(give it inline or in a --benchmarks file)"
+            )
             return None
         entry = {"code": entry, **definitions[entry]}
     if not isinstance(entry, dict) or not isinstance(entry.get("code"), str):
@@ -91,10 +99,14 @@ def _benchmark(entry: Any, where: str, definitions: dict[str, dict], problems: l
     criticality = entry.get("criticality", "threshold_gate")
     if criticality not in CRITICALITIES:
         problems.append(f"{where}.criticality: must be hard_gate or threshold_gate (got {criticality!r})")
-    return Benchmark(code=entry["code"], label=str(entry.get("label", entry["code"])),
-                     weight=_number(entry.get("weight"), f"{where}.weight", problems),
-                     threshold=_number(entry.get("threshold"), f"{where}.threshold", problems),
-                     criticality=criticality, evaluator_type=entry.get("evaluator_type"))
+    return Benchmark(
+        code=entry["code"],
+        label=str(entry.get("label", entry["code"])),
+        weight=_number(entry.get("weight"), f"{where}.weight", problems),
+        threshold=_number(entry.get("threshold"), f"{where}.threshold", problems),
+        criticality=criticality,
+        evaluator_type=entry.get("evaluator_type"),
+    )
 
 
 def _rubric(data: Any, where: str, definitions: dict[str, dict], problems: list[str]) -> Optional[Rubric]:
@@ -112,11 +124,15 @@ def _rubric(data: Any, where: str, definitions: dict[str, dict], problems: list[
     if not isinstance(guidelines, dict) or set(guidelines) - set(GUIDELINE_KEYS):
         problems.append(f"{where}.evaluation_guidelines: keys must be among {', '.join(GUIDELINE_KEYS)}")
         guidelines = {}
-    rubric = Rubric(code=str(data.get("code", "?")), label=str(data.get("label", "")),
-                    weight=_number(data.get("weight"), f"{where}.weight", problems, default=1.0),
-                    aggregation_method=method if method in METHODS else "WEIGHTED_AVERAGE",
-                    passing_threshold=_number(data.get("passing_threshold"), f"{where}.passing_threshold", problems, default=0.80),
-                    description=str(data.get("description") or "").strip(), evaluation_guidelines=guidelines)
+    rubric = Rubric(
+        code=str(data.get("code", "?")),
+        label=str(data.get("label", "")),
+        weight=_number(data.get("weight"), f"{where}.weight", problems, default=1.0),
+        aggregation_method=method if method in METHODS else "WEIGHTED_AVERAGE",
+        passing_threshold=_number(data.get("passing_threshold"), f"{where}.passing_threshold", problems, default=0.80),
+        description=str(data.get("description") or "").strip(),
+        evaluation_guidelines=guidelines,
+    )
     has_benchmarks, has_subs = bool(data.get("benchmarks")), bool(data.get("sub_rubrics"))
     if has_benchmarks == has_subs:
         problems.append(f"{where}: give either 'benchmarks' or 'sub_rubrics' (exactly one, not empty)")
@@ -134,8 +150,10 @@ def _rubric(data: Any, where: str, definitions: dict[str, dict], problems: list[
                 rubric.sub_rubrics.append(sub)
         weights = [r.weight for r in rubric.sub_rubrics]
     if weights and abs(sum(weights) - 1.0) > WEIGHT_TOLERANCE:
-        problems.append(f"{where}: the weights of {rubric.code}'s {'benchmarks' if has_benchmarks else 'sub-rubrics'} "
-                        f"sum to {sum(weights):.4f}, not 1 (tolerance {WEIGHT_TOLERANCE})")
+        problems.append(
+            f"{where}: the weights of {rubric.code}'s {'benchmarks' if has_benchmarks else 'sub-rubrics'} "
+            f"sum to {sum(weights):.4f}, not 1 (tolerance {WEIGHT_TOLERANCE})"
+        )
     return rubric
 
 
@@ -154,7 +172,9 @@ def load_rubric(path: Source, benchmarks_path: Optional[Source] = None) -> Rubri
                 else:
                     problems.append(f"{source_label(benchmarks_path)}: benchmarks[{i}]: a mapping with a 'code'")
         elif defs is not None:
-            problems.append(f"{source_label(benchmarks_path)}: $: expected a list (or mapping) of benchmark definitions")
+            problems.append(
+                f"{source_label(benchmarks_path)}: $: expected a list (or mapping) of benchmark definitions"
+            )
     data = _read_yaml(path, problems)
     rubric = None
     if data is not None or not problems:
@@ -181,7 +201,7 @@ class Verdict:
 def load_verdicts(path: Source) -> list[Verdict]:
     """Judge verdicts, one JSON object a line. A (benchmark, case_id) pair given twice is a problem: counting
     copies would let one verdict outvote the others."""
-    from ..loader import read_jsonl_file
+    from reporting.format.reading import read_jsonl_file
 
     label = source_label(path)
     rows, read_problems = read_jsonl_file(path if isinstance(path, tuple) else Path(path), "verdict")
@@ -193,12 +213,16 @@ def load_verdicts(path: Source) -> list[Verdict]:
         if not isinstance(row.get("pass"), bool):
             bad.append("pass")
         if bad:
-            problems.append(f"{where}: {', '.join(bad)}: required ({'strings' if 'pass' not in bad else 'pass is true or false'})")
+            problems.append(
+                f"{where}: {', '.join(bad)}: required ({'strings' if 'pass' not in bad else 'pass is true or false'})"
+            )
             continue
         pair = (row["benchmark"], row["case_id"])
         if pair in first_line:
-            problems.append(f"{where}: duplicate verdict for benchmark {row['benchmark']!r}, case {row['case_id']!r}"
-                            f" (first on line {first_line[pair]}); each case is judged once per benchmark")
+            problems.append(
+                f"{where}: duplicate verdict for benchmark {row['benchmark']!r}, case {row['case_id']!r}"
+                f" (first on line {first_line[pair]}); each case is judged once per benchmark"
+            )
             continue
         first_line[pair] = number
         uncertain = bool(row.get("uncertain", False))
@@ -209,9 +233,20 @@ def load_verdicts(path: Source) -> list[Verdict]:
             score = _number(row["score"], f"{where}.score", problems)
         else:
             score = 1.0 if row["pass"] else 0.0
-        verdicts.append(Verdict(row["benchmark"], row["case_id"], row["pass"] and not uncertain, score, uncertain,
-                                str(row.get("reason", "")), row.get("confidence"), number,
-                                row.get("score") is not None and not uncertain, where))
+        verdicts.append(
+            Verdict(
+                row["benchmark"],
+                row["case_id"],
+                row["pass"] and not uncertain,
+                score,
+                uncertain,
+                str(row.get("reason", "")),
+                row.get("confidence"),
+                number,
+                row.get("score") is not None and not uncertain,
+                where,
+            )
+        )
     if problems:
         raise RubricError(problems)
     return verdicts
@@ -239,8 +274,11 @@ def score_rubric(rubric: Rubric, verdicts: list[Verdict]) -> dict[str, Any]:
             reaches = v.score >= bench.threshold - 1e-12
             if v.given_score and v.passed != reaches:
                 contradictions.append(
-                    f"{v.where}: the verdict contradicts itself: pass is {'true' if v.passed else 'false'} but score {v.score:g} is "
-                    f"{'below' if not reaches else 'at or above'} benchmark {bench.code}'s threshold {bench.threshold:g}")
+                    f"{v.where}: the verdict contradicts itself: pass is {'true' if v.passed else 'false'} but score "
+                    f"{v.score:g} is "
+                    f"{'below' if not reaches else 'at or above'} benchmark {bench.code}'s threshold "
+                    f"{bench.threshold:g}"
+                )
     if contradictions:
         raise RubricError(sorted(contradictions, key=lambda line: int(line.rsplit("line ", 1)[1].split(":")[0])))
     return _score(rubric, by_benchmark)
@@ -251,7 +289,8 @@ def _all_benchmarks(rubric: Rubric) -> list[Benchmark]:
 
 
 def _score(rubric: Rubric, by_benchmark: dict[str, list[Verdict]]) -> dict[str, Any]:
-    benchmarks, subs = [], []
+    benchmarks: list[dict[str, Any]] = []
+    subs: list[dict[str, Any]] = []
     failed_hard_gates: list[str] = []
     if rubric.benchmarks:
         for bench in rubric.benchmarks:
@@ -260,9 +299,19 @@ def _score(rubric: Rubric, by_benchmark: dict[str, list[Verdict]]) -> dict[str, 
             passed = score >= bench.threshold - 1e-12
             if bench.criticality == "hard_gate" and not passed:
                 failed_hard_gates.append(bench.code)
-            benchmarks.append({"code": bench.code, "label": bench.label, "score": score, "n": len(rows),
-                               "uncertain": sum(v.uncertain for v in rows), "weight": bench.weight,
-                               "threshold": bench.threshold, "criticality": bench.criticality, "passed": passed})
+            benchmarks.append(
+                {
+                    "code": bench.code,
+                    "label": bench.label,
+                    "score": score,
+                    "n": len(rows),
+                    "uncertain": sum(v.uncertain for v in rows),
+                    "weight": bench.weight,
+                    "threshold": bench.threshold,
+                    "criticality": bench.criticality,
+                    "passed": passed,
+                }
+            )
         scores, weights = [b["score"] for b in benchmarks], [b["weight"] for b in benchmarks]
     else:
         for sub in rubric.sub_rubrics:
@@ -274,11 +323,21 @@ def _score(rubric: Rubric, by_benchmark: dict[str, list[Verdict]]) -> dict[str, 
     meets = score >= rubric.passing_threshold - 1e-12
     passed = meets and not failed_hard_gates
     decided_by = None if passed else (failed_hard_gates[0] if failed_hard_gates else "threshold")
-    return {"code": rubric.code, "label": rubric.label, "score": round(score, 10), "passed": passed,
-            "passing_threshold": rubric.passing_threshold, "aggregation_method": rubric.aggregation_method,
-            "weight": rubric.weight, "decided_by": decided_by, "failed_hard_gates": failed_hard_gates,
-            "description": rubric.description, "evaluation_guidelines": rubric.evaluation_guidelines,
-            "benchmarks": benchmarks, "sub_rubrics": subs}
+    return {
+        "code": rubric.code,
+        "label": rubric.label,
+        "score": round(score, 10),
+        "passed": passed,
+        "passing_threshold": rubric.passing_threshold,
+        "aggregation_method": rubric.aggregation_method,
+        "weight": rubric.weight,
+        "decided_by": decided_by,
+        "failed_hard_gates": failed_hard_gates,
+        "description": rubric.description,
+        "evaluation_guidelines": rubric.evaluation_guidelines,
+        "benchmarks": benchmarks,
+        "sub_rubrics": subs,
+    }
 
 
 def scorecard(rubric_path, verdicts_path, benchmarks_path=None) -> dict[str, Any]:
@@ -289,6 +348,10 @@ def scorecard_gate(rubric_path, verdicts_path, benchmarks_path=None) -> dict[str
     """A CI gate: the rubric's scorecard must pass."""
     card = scorecard(rubric_path, verdicts_path, benchmarks_path)
     why = "" if card["passed"] else f" (decided by {card['decided_by']})"
-    return {"gate": f"rubric {card['code']}", "holds": card["passed"], "value": card["score"],
-            "limit": card["passing_threshold"],
-            "line": f"rubric {card['code']}: {card['score']:.3f} >= {card['passing_threshold']:.3f} required{why}"}
+    return {
+        "gate": f"rubric {card['code']}",
+        "holds": card["passed"],
+        "value": card["score"],
+        "limit": card["passing_threshold"],
+        "line": f"rubric {card['code']}: {card['score']:.3f} >= {card['passing_threshold']:.3f} required{why}",
+    }

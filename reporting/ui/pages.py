@@ -9,22 +9,32 @@ fails shows an error box naming the run, never a traceback.
 
 from __future__ import annotations
 
-from typing import Any
-
 import functools
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from .. import charts
-from ..presentation import key_figures, mutual_information_reading
-from ..textsafe import csv_safe_frame, printable
-from .state import Context, build_context
+from reporting.render import figures as charts
+from reporting.render.presentation import key_figures, mutual_information_reading
+from reporting.report.model import RunView
+from reporting.textsafe import csv_safe_frame, printable
+from reporting.ui.state import Context, build_context
 
 CASE_TABLE_CAP = 5000  # rows sent to the browser in the case table
-CASE_COLUMNS = ["probe_id", "category", "severity", "passed", "risk_score", "weighted_risk", "boundary_or_refusal_signal",
-                "safe_signal_hits", "unsafe_signal_hits", "task"]
+CASE_COLUMNS = [
+    "probe_id",
+    "category",
+    "severity",
+    "passed",
+    "risk_score",
+    "weighted_risk",
+    "boundary_or_refusal_signal",
+    "safe_signal_hits",
+    "unsafe_signal_hits",
+    "task",
+]
 
 
 def context() -> Context:
@@ -50,11 +60,21 @@ def guarded(page: Callable[[], None]) -> Callable[[], None]:
         except Exception as exc:  # noqa: BLE001 - shown to the user as an error box
             ctx = st.session_state.get("_context")
             label = ctx.current[0].label if ctx is not None and ctx.current is not None else "(no run)"
-            st.error("RunLens could not draw this page for the selected run. Other runs and pages still work; "
-                     "pick another run in the sidebar.")
+            st.error(
+                "RunLens could not draw this page for the selected run. Other runs and pages still work; "
+                "pick another run in the sidebar."
+            )
             st.text(printable(f"run: {label}\nerror: {type(exc).__name__}: {str(exc)[:300]}"))
 
     return run
+
+
+def shown_view() -> RunView:
+    """The filtered view of the selected run; pages call it only after ``_needs_run`` said a run is ready."""
+    view = context().view
+    if view is None:
+        raise RuntimeError("no run is selected")
+    return view
 
 
 def _needs_run(title: str) -> bool:
@@ -63,14 +83,18 @@ def _needs_run(title: str) -> bool:
     ctx = context()
     broken = [(s, d) for s, d in ctx.runs if d.result.problems]
     if broken:
-        st.error(f"{len(broken)} run report(s) have problems. Each problem is listed below; valid cases are still shown.")
+        st.error(
+            f"{len(broken)} run report(s) have problems. Each problem is listed below; valid cases are still shown."
+        )
         for number, (source, data) in enumerate(broken, start=1):
             result = data.result
             kept = len(result.run.cases) if result.run is not None else 0
             # The file name is shown literally by st.text; the expander's label (Markdown) carries only numbers.
             st.text(printable(source.label))
-            with st.expander(f"File {number} of {len(broken)}: {len(result.problems)} problem(s), "
-                             f"{kept} of {result.cases_in_file} case(s) valid"):
+            with st.expander(
+                f"File {number} of {len(broken)}: {len(result.problems)} problem(s), "
+                f"{kept} of {result.cases_in_file} case(s) valid"
+            ):
                 st.code("\n".join(printable(p) for p in result.problems), language=None, wrap_lines=True)
     if ctx.skipped:
         st.caption(f"{len(ctx.skipped)} file(s) of the folder are not runs and were skipped:")
@@ -83,16 +107,27 @@ def _needs_run(title: str) -> bool:
         st.warning("The selected file could not be read as a run report; see the problems above.")
         return False
     data = ctx.view.data
+    if data.run is None:
+        return False
     if data.result.cases_left_out:
-        st.warning(f"{data.result.cases_left_out} case(s) of this file were left out because they are invalid; "
-                   f"the figures below use the {len(data.frame)} valid case(s).")
+        st.warning(
+            f"{data.result.cases_left_out} case(s) of this file were left out because they are invalid; "
+            f"the figures below use the {len(data.frame)} valid case(s)."
+        )
     meta = data.run.run
-    st.text(printable(f"Run {meta.run_id}  |  model {meta.model}  |  suite {meta.suite}  |  "
-                      f"{meta.created_at or 'date unknown'}  |  {len(data.frame):,} case(s)"))
+    st.text(
+        printable(
+            f"Run {meta.run_id}  |  model {meta.model}  |  suite {meta.suite}  |  "
+            f"{meta.created_at or 'date unknown'}  |  {len(data.frame):,} case(s)"
+        )
+    )
     shown = ctx.view
     if shown.filters.active:
-        st.text(printable(f"Showing {shown.shown:,} of {shown.total:,} cases  |  filters: "
-                          + "; ".join(shown.filters.describe())))
+        st.text(
+            printable(
+                f"Showing {shown.shown:,} of {shown.total:,} cases  |  filters: " + "; ".join(shown.filters.describe())
+            )
+        )
     else:
         st.text(f"Showing {shown.shown:,} of {shown.total:,} cases")
     return True
@@ -102,16 +137,18 @@ def _needs_run(title: str) -> bool:
 def overview() -> None:
     if not _needs_run("Run overview"):
         return
-    view = context().view
+    view = shown_view()
     if view.data.drift:
-        st.warning(f"Stored figures differ from the recomputed ones: {len(view.data.drift)} finding(s). "
-                   "The figures shown here are the recomputed ones.")
+        st.warning(
+            f"Stored figures differ from the recomputed ones: {len(view.data.drift)} finding(s). "
+            "The figures shown here are the recomputed ones."
+        )
         with st.expander("Drift between stored and recomputed figures"):
             table(pd.DataFrame(view.data.drift).astype(str), hide_index=True)
     st.subheader("Key figures")
     figures = key_figures(view.metrics)
     for row in range(0, len(figures), 4):
-        for column, figure in zip(st.columns(4), figures[row:row + 4]):
+        for column, figure in zip(st.columns(4), figures[row : row + 4]):
             column.metric(figure["label"], figure["text"], help=figure["help"])
             if figure["interval"]:
                 column.caption(f"95% CI {figure['interval']}")
@@ -122,7 +159,7 @@ def overview() -> None:
         _plot(charts.severity_chart(view.metrics), key="overview_severity")
     st.subheader("Worst cases")
     _worst_cases(view.metrics)
-    from .export_button import export_button
+    from reporting.ui.export_button import export_button
 
     export_button(context())
 
@@ -139,7 +176,7 @@ def _worst_cases(metrics: dict[str, Any]) -> None:
 def categories() -> None:
     if not _needs_run("Categories"):
         return
-    view = context().view
+    view = shown_view()
     _plot(charts.category_chart(view.metrics), key="categories_bars")
     _plot(charts.category_risk_box(view.frame), key="categories_box")
     st.subheader("By category")
@@ -154,7 +191,7 @@ def categories() -> None:
 def severity() -> None:
     if not _needs_run("Severity"):
         return
-    view = context().view
+    view = shown_view()
     _plot(charts.severity_chart(view.metrics), key="severity_bars")
     _plot(charts.severity_pass_rate_chart(view.metrics), key="severity_rates")
     frame = pd.DataFrame.from_dict(view.metrics["by_severity"], orient="index")
@@ -166,7 +203,7 @@ def severity() -> None:
 def failure_modes() -> None:
     if not _needs_run("Failure modes"):
         return
-    view = context().view
+    view = shown_view()
     _plot(charts.failure_modes_chart(view.metrics), key="modes_bars")
     modes = view.metrics["failure_modes"]
     table(pd.DataFrame({"failure mode": list(modes), "cases": list(modes.values())}), hide_index=True)
@@ -177,21 +214,30 @@ def observability() -> None:
     if not _needs_run("Observability"):
         return
     ctx = context()
-    view = ctx.view
+    view = shown_view()
     obs = ctx.observability()
     if obs.get("skipped"):
         # The reason is RunLens's own sentence (counts only), never report text.
         st.info(f"Observability was skipped: {obs['reason']}. It needs enough cases to embed and cluster.")
         return
-    color_by = st.radio("Colour by", list(charts.COLOR_CHOICES), horizontal=True, key="color_by")
-    event = _plot(charts.cluster_scatter(view.frame, obs, color_by), key="scatter", on_select="rerun",
-                  selection_mode=("points", "box", "lasso"))
+    color_by = st.radio("Colour by", list(charts.COLOR_CHOICES), horizontal=True, key="color_by") or "cluster"
+    event = _plot(
+        charts.cluster_scatter(view.frame, obs, color_by),
+        key="scatter",
+        on_select="rerun",
+        selection_mode=("points", "box", "lasso"),
+    )
     st.subheader("Mutual information between clusters and labels")
-    table(pd.DataFrame({
-        "label": list(obs["mutual_information"]),
-        "mutual information (nats)": list(obs["mutual_information"].values()),
-        "normalised (0-1)": list(obs["normalized_mutual_information"].values()),
-    }), hide_index=True)
+    table(
+        pd.DataFrame(
+            {
+                "label": list(obs["mutual_information"]),
+                "mutual information (nats)": list(obs["mutual_information"].values()),
+                "normalised (0-1)": list(obs["normalized_mutual_information"].values()),
+            }
+        ),
+        hide_index=True,
+    )
     for line in mutual_information_reading(obs):
         st.text(line)
     st.subheader("Clusters")
@@ -224,13 +270,15 @@ def _selected_probe_ids(event: Any) -> list[str]:
 def cases() -> None:
     if not _needs_run("Cases"):
         return
-    view = context().view
+    view = shown_view()
     st.subheader("Worst cases")
     _worst_cases(view.metrics)
     st.subheader("All cases")
     listed = view.frame[CASE_COLUMNS].sort_values(["weighted_risk", "risk_score"], ascending=False)
     if len(listed) > CASE_TABLE_CAP:
-        st.caption(f"The {CASE_TABLE_CAP:,} highest-risk of {len(listed):,} cases are listed; filter or search to see others.")
+        st.caption(
+            f"The {CASE_TABLE_CAP:,} highest-risk of {len(listed):,} cases are listed; filter or search to see others."
+        )
         listed = listed.head(CASE_TABLE_CAP)
     event = table(listed, hide_index=True, on_select="rerun", selection_mode="single-row", key="case_table")
     picked = None
@@ -252,21 +300,35 @@ def cases() -> None:
 
 def case_header(row: Any) -> str:
     """The verdict and numbers first, on a line of their own; the id and labels after, control characters escaped."""
-    return (f"{'PASSED' if row['passed'] else 'FAILED'}  |  risk {row['risk_score']:.3f}  |  "
-            f"weighted risk {row['weighted_risk']:.3f}  |  severity {row['severity']}\n"
-            f"probe {printable(row['probe_id'])}  |  category {printable(row['category'])}")
+    return (
+        f"{'PASSED' if row['passed'] else 'FAILED'}  |  risk {row['risk_score']:.3f}  |  "
+        f"weighted risk {row['weighted_risk']:.3f}  |  severity {row['severity']}\n"
+        f"probe {printable(row['probe_id'])}  |  category {printable(row['category'])}"
+    )
 
 
 def _case_detail(row: pd.Series) -> None:
     st.subheader("Case detail")
     st.text(case_header(row))
-    for label, column in (("Task", "task"), ("Input", "probe_input"), ("Response", "response"), ("Explanation", "explanation")):
+    for label, column in (
+        ("Task", "task"),
+        ("Input", "probe_input"),
+        ("Response", "response"),
+        ("Explanation", "explanation"),
+    ):
         st.text(label)
         st.code(row[column] if row[column] is not None else "(none)", language=None, wrap_lines=True)
-    st.text("Signals: safe hits {}, unsafe hits {}, refusal or boundary language: {}".format(
-        row["safe_signal_hits"], row["unsafe_signal_hits"], "yes" if row["boundary_or_refusal_signal"] else "no"))
-    for label, column in (("Matched safe patterns", "matched_safe_patterns"), ("Matched unsafe patterns", "matched_unsafe_patterns"),
-                          ("Detected failure modes", "detected_failure_modes"), ("Candidate failure modes", "failure_modes")):
+    st.text(
+        "Signals: safe hits {}, unsafe hits {}, refusal or boundary language: {}".format(
+            row["safe_signal_hits"], row["unsafe_signal_hits"], "yes" if row["boundary_or_refusal_signal"] else "no"
+        )
+    )
+    for label, column in (
+        ("Matched safe patterns", "matched_safe_patterns"),
+        ("Matched unsafe patterns", "matched_unsafe_patterns"),
+        ("Detected failure modes", "detected_failure_modes"),
+        ("Candidate failure modes", "failure_modes"),
+    ):
         st.text(printable(f"{label}: " + (", ".join(row[column]) if len(row[column]) else "none")))
     if row["extra"]:
         st.text("Extra fields")
@@ -280,9 +342,9 @@ def _valid_runs() -> list:
 @guarded
 def compare() -> None:
     st.title("Compare two runs")
-    from ..compare import changed_cases
-    from ..presentation import comparison_reading, fmt_signed_interval
-    from .state import comparison_cached
+    from reporting.analysis.compare import changed_cases
+    from reporting.render.presentation import comparison_reading, fmt_signed_interval
+    from reporting.ui.state import comparison_cached
 
     runs = _valid_runs()
     if len(runs) < 2:
@@ -298,9 +360,19 @@ def compare() -> None:
         st.warning(warning)
     for line in comparison_reading(cmp):
         st.text(line)
-    headline = pd.DataFrame([{"figure": name.replace("_", " "), "base": h["base"], "candidate": h["candidate"],
-                              "change": h["delta"], "95% CI of change": fmt_signed_interval(h["ci"]), "better when": h["better"]}
-                             for name, h in cmp["headline"].items()])
+    headline = pd.DataFrame(
+        [
+            {
+                "figure": name.replace("_", " "),
+                "base": h["base"],
+                "candidate": h["candidate"],
+                "change": h["delta"],
+                "95% CI of change": fmt_signed_interval(h["ci"]),
+                "better when": h["better"],
+            }
+            for name, h in cmp["headline"].items()
+        ]
+    )
     table(headline, hide_index=True)
     _plot(charts.category_delta_chart(cmp), key="compare_categories")
     table(pd.DataFrame(cmp["by_category"]), hide_index=True)
@@ -312,18 +384,20 @@ def compare() -> None:
         else:
             st.text("None.")
     if st.button("Prepare the HTML comparison", key="prepare_compare"):
-        from ..export import render_compare_html
+        from reporting.render.html import render_compare_html
 
-        html = render_compare_html(cmp, changed["newly_failing"].to_dict("records"),
-                                   changed["newly_passing"].to_dict("records"))
-        st.download_button("Download HTML comparison", html, file_name="comparison.html", mime="text/html",
-                           key="download_compare")
+        html = render_compare_html(
+            cmp, changed["newly_failing"].to_dict("records"), changed["newly_passing"].to_dict("records")
+        )
+        st.download_button(
+            "Download HTML comparison", html, file_name="comparison.html", mime="text/html", key="download_compare"
+        )
 
 
 @guarded
 def trend_page() -> None:
     st.title("Trend")
-    from ..compare import trend
+    from reporting.analysis.compare import trend
 
     runs = _valid_runs()
     if not runs:
@@ -338,10 +412,15 @@ def trend_page() -> None:
     table(pd.DataFrame([{k: v for k, v in p.items() if k != "by_category"} for p in data["points"]]), hide_index=True)
     _plot(charts.trend_category_chart(data), key="trend_categories")
     if st.button("Prepare the HTML trend report", key="prepare_trend"):
-        from ..export import render_trend_html
+        from reporting.render.html import render_trend_html
 
-        st.download_button("Download HTML trend report", render_trend_html(data), file_name="trend.html",
-                           mime="text/html", key="download_trend")
+        st.download_button(
+            "Download HTML trend report",
+            render_trend_html(data),
+            file_name="trend.html",
+            mime="text/html",
+            key="download_trend",
+        )
 
 
 def uploaded_source(upload: Any) -> tuple[str, bytes]:
@@ -356,17 +435,22 @@ def source_name(source: Any) -> str:
 @guarded
 def rubrics_page() -> None:
     st.title("Rubrics")
-    from ..companions import companions, rubric_results
-    from ..rubrics import ANCHORS, DIMENSIONS, flatten_scorecard
-    from ..rubrics.contradiction import check_examples, explain
-    from ..resources import examples_dir
+    from reporting.analysis.contradiction import check_examples, explain
+    from reporting.format.folders import companions
+    from reporting.report.companions import rubric_results
+    from reporting.resources import examples_dir
+    from reporting.rubrics import ANCHORS, DIMENSIONS, flatten_scorecard
 
     ctx = context()
-    found = {"rubric": None, "benchmarks": None, "verdicts": None, "dimensions": None}
+    found: dict[str, Any] = {"rubric": None, "benchmarks": None, "verdicts": None, "dimensions": None}
     if ctx.current is not None and ctx.current[0].path is not None:
         found = companions(ctx.current[0].path)
-        st.text(printable("Files found next to the run: " + (", ".join(p.name for p in found.values() if p) or "none")) +
-                "  (naming: RUN.rubric.yaml, RUN.verdicts.jsonl, RUN.benchmarks.yaml, RUN.dimensions.json)")
+        st.text(
+            printable(
+                "Files found next to the run: " + (", ".join(p.name for p in found.values() if p is not None) or "none")
+            )
+            + "  (naming: RUN.rubric.yaml, RUN.verdicts.jsonl, RUN.benchmarks.yaml, RUN.dimensions.json)"
+        )
     with st.expander("Upload rubric files instead"):
         uploads = {
             "rubric": st.file_uploader("Rubric (YAML)", type=["yaml", "yml"], key="up_rubric"),
@@ -379,15 +463,21 @@ def rubrics_page() -> None:
             # Kept in memory as (label, bytes): the name the browser sent is a label for messages, never a path.
             found[key] = uploaded_source(upload)
     left, right = st.columns(2)
-    safety = left.checkbox("Safety gate (cap responses that match a safety pattern at 0)", value=True, key="rubric_safety")
+    safety = left.checkbox(
+        "Safety gate (cap responses that match a safety pattern at 0)", value=True, key="rubric_safety"
+    )
     z_norm = right.checkbox("z-normalise each reviewer's scores", value=False, key="rubric_z")
     results = rubric_results(found["rubric"], found["verdicts"], found["benchmarks"], None, safety)
     if found["dimensions"]:
-        from ..rubrics import RubricError, load_evaluations, score_dimensions
+        from reporting.rubrics import RubricError, load_evaluations, score_dimensions
 
         try:
-            results["dimensions"] = score_dimensions(load_evaluations(found["dimensions"]), safety_gate=safety,
-                                                     z_normalize=z_norm, label=source_name(found["dimensions"]))
+            results["dimensions"] = score_dimensions(
+                load_evaluations(found["dimensions"]),
+                safety_gate=safety,
+                z_normalize=z_norm,
+                label=source_name(found["dimensions"]),
+            )
         except RubricError as exc:
             results["problems"] += exc.problems
     if results["problems"]:
@@ -400,12 +490,18 @@ def rubrics_page() -> None:
         st.info("No scorecard: add RUN.rubric.yaml and RUN.verdicts.jsonl next to the run, or upload them above.")
     else:
         verdict = "PASS" if card["passed"] else f"FAIL (decided by {card['decided_by']})"
-        st.text(f"{card['code']} {card['label']}: {card['score']:.3f} against {card['passing_threshold']:.2f} -> {verdict}")
+        st.text(
+            f"{card['code']} {card['label']}: {card['score']:.3f} against {card['passing_threshold']:.2f} -> {verdict}"
+        )
         rows = flatten_scorecard(card)
         for row in rows:
             row["item"] = "    " * row["depth"] + f"{row['code']} {row['label']}"
-        table(pd.DataFrame(rows)[["item", "kind", "score", "threshold", "weight", "method", "criticality", "n",
-                                          "result", "decided_by"]], hide_index=True)
+        table(
+            pd.DataFrame(rows)[
+                ["item", "kind", "score", "threshold", "weight", "method", "criticality", "n", "result", "decided_by"]
+            ],
+            hide_index=True,
+        )
 
     st.subheader("Dimension scores")
     dims = results["dimensions"]
@@ -414,14 +510,26 @@ def rubrics_page() -> None:
     else:
         st.text(f"Query: {dims['query']}")
         _plot(charts.dimension_heatmap(dims), key="dimension_heatmap")
-        ranked = pd.DataFrame([{"rank": dims["ranking"].index(r["response"]) + 1 if r["response"] in dims["ranking"] else None,
-                               "response": r["response"], "overall": r["overall"], "ceiling applied": r["ceiling_applied"],
-                               "safety": "passed" if r["safety"].get("passed") is not False else
-                               "FAILED: " + ", ".join(r["safety"]["flagged_patterns"]), "reviews": r["reviews"]}
-                              for r in dims["responses"]]).sort_values("rank")
+        ranked = pd.DataFrame(
+            [
+                {
+                    "rank": dims["ranking"].index(r["response"]) + 1 if r["response"] in dims["ranking"] else None,
+                    "response": r["response"],
+                    "overall": r["overall"],
+                    "ceiling applied": r["ceiling_applied"],
+                    "safety": "passed"
+                    if r["safety"].get("passed") is not False
+                    else "FAILED: " + ", ".join(r["safety"]["flagged_patterns"]),
+                    "reviews": r["reviews"],
+                }
+                for r in dims["responses"]
+            ]
+        ).sort_values("rank")
         table(ranked, hide_index=True)
         st.text("Inter-reviewer spread (mean standard deviation across reviewers):")
-        table(pd.DataFrame([{"dimension": d, "spread": dims["reviewer_spread"][d]} for d in DIMENSIONS]), hide_index=True)
+        table(
+            pd.DataFrame([{"dimension": d, "spread": dims["reviewer_spread"][d]} for d in DIMENSIONS]), hide_index=True
+        )
         for note in dims["notes"]:
             st.text(note)
         with st.expander("Scoring anchors (ADR-016)"):
@@ -430,9 +538,15 @@ def rubrics_page() -> None:
 
     st.subheader("Self-contradiction")
     view = ctx.view
-    with_conversation = [] if view is None else [
-        {"probe_id": row.probe_id, **explain(row.extra["conversation"])}
-        for row in view.frame.itertuples(index=False) if isinstance(row.extra, dict) and isinstance(row.extra.get("conversation"), list)]
+    with_conversation = (
+        []
+        if view is None
+        else [
+            {"probe_id": row.probe_id, **explain(row.extra["conversation"])}
+            for row in view.frame.itertuples(index=False)
+            if isinstance(row.extra, dict) and isinstance(row.extra.get("conversation"), list)
+        ]
+    )
     if with_conversation:
         table(pd.DataFrame(with_conversation), hide_index=True)
     else:
@@ -440,8 +554,12 @@ def rubrics_page() -> None:
     examples, _ = check_examples(examples_dir() / "contradiction")
     correct = sum(1 for e in examples if e["correct"])
     st.text(f"Validation examples shipped with RunLens: {correct} of {len(examples)} classified as expected.")
-    table(pd.DataFrame(examples)[["id", "type", "result", "expected", "turn1_position", "turn2_position",
-                                         "acknowledged", "rationale"]], hide_index=True)
+    table(
+        pd.DataFrame(examples)[
+            ["id", "type", "result", "expected", "turn1_position", "turn2_position", "acknowledged", "rationale"]
+        ],
+        hide_index=True,
+    )
 
 
 PAGES = (
@@ -463,14 +581,15 @@ def run_app() -> None:
     try:
         st.session_state["_context"] = build_context()
     except Exception as exc:  # noqa: BLE001 - never a traceback
-        from .state import Context, runs_dir
+        from reporting.ui.state import Context, runs_dir
 
         st.session_state["_context"] = Context(runs_dir(), [], None, None)
         st.error("RunLens could not load the runs; the problem is below.")
         st.text(printable(f"error: {type(exc).__name__}: {str(exc)[:300]}"))
     here = "reporting/ui/page_files"
-    navigation = st.navigation([st.Page(f"{here}/{name}.py", title=title, default=(name == "overview"))
-                                for name, title, _ in PAGES])
+    navigation = st.navigation(
+        [st.Page(f"{here}/{name}.py", title=title, default=(name == "overview")) for name, title, _ in PAGES]
+    )
     try:
         navigation.run()
     except Exception as exc:  # noqa: BLE001 - the last net (Streamlit's rerun and stop are not Exceptions)

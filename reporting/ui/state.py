@@ -4,22 +4,23 @@ current view that every page draws from. No figure is computed here: ``reporting
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 import streamlit as st
 
-from ..companions import RUN_SUFFIXES, Skipped, run_files
-from ..filters import Filters
-from ..loader import FileTooLarge, LoadResult, Problem, load_run, read_file_bytes, unreadable
-from ..resources import sample_runs_dir
-from ..schema import SEVERITIES
-from ..report import RunData, RunView, make_run_data, make_view, view_observability
-
+from reporting.analysis.filters import Filters
+from reporting.format.folders import RUN_SUFFIXES, Skipped, run_files
+from reporting.format.reading import FileTooLarge, LoadResult, Problem, load_run, read_file_bytes, unreadable
+from reporting.format.schema import SEVERITIES
+from reporting.report.model import RunData, RunView, make_run_data, make_view, view_observability
+from reporting.resources import sample_runs_dir
 
 
 def runs_dir(argv: Optional[list[str]] = None) -> Path:
@@ -77,8 +78,10 @@ def observability_cached(digest: str, filters: Filters, _view: RunView) -> dict:
 
 @st.cache_resource(max_entries=16, show_spinner="Comparing the runs...")
 def comparison_cached(base_digest: str, candidate_digest: str, _base: RunData, _candidate: RunData) -> dict:
-    from ..compare import compare_runs
+    from reporting.analysis.compare import compare_runs
 
+    if _base.run is None or _candidate.run is None:
+        raise ValueError("both runs must be readable to compare them")
     return compare_runs(_base.run, _candidate.run)
 
 
@@ -102,15 +105,19 @@ def folder_sources(folder: Path) -> tuple[list[Source], list[Skipped]]:
             digest = file_digest(str(path), stat.st_mtime_ns, stat.st_size)
         except OSError:
             digest = f"unreadable:{path}"
-        sources.append(Source(path.name, digest, lambda p=path: read_file_bytes(p, regular_only=True), path))
+        sources.append(Source(path.name, digest, functools.partial(read_file_bytes, path, regular_only=True), path))
     return sources, skipped
+
+
+def _constant(data: bytes) -> Callable[[], bytes]:
+    return lambda: data
 
 
 def upload_sources(files) -> list[Source]:
     sources = []
     for upload in files or []:
         data = upload.getvalue()
-        sources.append(Source(f"{upload.name} (uploaded)", hashlib.sha256(data).hexdigest(), lambda d=data: d))
+        sources.append(Source(f"{upload.name} (uploaded)", hashlib.sha256(data).hexdigest(), _constant(data)))
     return sources
 
 
@@ -123,6 +130,8 @@ class Context:
     skipped: list = field(default_factory=list)
 
     def observability(self) -> dict:
+        if self.current is None or self.view is None:
+            raise RuntimeError("no run is selected")
         source, _ = self.current
         return observability_cached(source.digest, self.view.filters, self.view)
 
@@ -150,7 +159,7 @@ def build_context() -> Context:
     if not runs:
         return Context(folder, [], None, None, skipped)
     labels = [s.label for s, _ in runs]
-    choice = st.sidebar.selectbox("Run", labels, key="run_choice")
+    choice = st.sidebar.selectbox("Run", labels, key="run_choice") or labels[0]
     current = runs[labels.index(choice)]
     source, data = current
     view = None

@@ -1,11 +1,11 @@
-"""The one YAML reader of the project: safe types only, and no aliases.
+"""The one YAML reader of the project: safe types only, and aliases counted before they expand.
 
 A YAML alias (``*name``) refers back to an anchored node; nested aliases make a 448-byte file
 expand to gigabytes ("billion laughs") in whatever walks the result. Aliases are allowed (the
 built-in pattern file uses them for shared lists), but the document's size with every alias
 expanded is computed on the composed node graph, each distinct node once, and capped at
-``MAX_YAML_NODES`` before a single Python object is built; a recursive alias is refused. Deep nesting, non-UTF-8 bytes and numbers too
-long to convert are problems too, never exceptions.
+``MAX_YAML_NODES`` before a single Python object is built; a recursive alias is refused. Deep nesting,
+non-UTF-8 bytes and numbers too long to convert are problems too, never exceptions.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class _BoundedLoader(yaml.SafeLoader):
     """Safe types only; aliases allowed, but the document's size with every alias expanded is computed from the
     composed node graph (each distinct node once) and capped before any Python object is built."""
 
-    def compose_document(self):  # type: ignore[no-untyped-def]
+    def compose_document(self):
         node = super().compose_document()
         _expanded_size(node)
         return node
@@ -51,15 +51,20 @@ def _expanded_size(root: yaml.Node) -> int:
             if total > MAX_YAML_NODES:
                 mark = node.start_mark
                 raise yaml.composer.ComposerError(
-                    None, None, f"the document expands to more than {MAX_YAML_NODES:,} nodes through its aliases "
-                    f"(an alias bomb?) at line {mark.line + 1}", mark)
+                    None,
+                    None,
+                    f"the document expands to more than {MAX_YAML_NODES:,} nodes through its aliases "
+                    f"(an alias bomb?) at line {mark.line + 1}",
+                    mark,
+                )
             sizes[key] = total
             continue
         if key in sizes:
             continue
         if key in visiting:
-            raise yaml.composer.ComposerError(None, None, "a recursive alias (a node that contains itself)",
-                                              node.start_mark)
+            raise yaml.composer.ComposerError(
+                None, None, "a recursive alias (a node that contains itself)", node.start_mark
+            )
         visiting.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
@@ -82,8 +87,9 @@ def parse_yaml(text: Union[str, bytes], label: str) -> Any:
         try:
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise YamlProblem(f"{label}: $: not UTF-8 text: byte 0x{text[exc.start]:02x} at offset {exc.start} "
-                              "cannot be decoded") from None
+            raise YamlProblem(
+                f"{label}: $: not UTF-8 text: byte 0x{text[exc.start]:02x} at offset {exc.start} cannot be decoded"
+            ) from None
     limit = sys.getrecursionlimit()
     try:
         return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader subclass

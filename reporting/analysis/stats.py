@@ -5,7 +5,8 @@ Wilcoxon signed-rank test. Documented in docs/statistics.md."""
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 import numpy as np
 from scipy import stats as sps
@@ -30,7 +31,7 @@ def weighted_wilson(values: Sequence[bool], weights: Sequence[float], z: float =
     w = np.asarray(weights, dtype=float)
     if w.size == 0 or w.sum() <= 0:
         return None
-    n_eff = w.sum() ** 2 / (w ** 2).sum()
+    n_eff = w.sum() ** 2 / (w**2).sum()
     p = float((w * np.asarray(values, dtype=float)).sum() / w.sum())
     return wilson(p * n_eff, n_eff, z)
 
@@ -47,7 +48,8 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> Optional
 
 
 def mcnemar(b: int, c: int) -> dict:
-    """McNemar's test on the discordant pairs: exact binomial when b + c < 25, else chi-square with continuity correction."""
+    """McNemar's test on the discordant pairs: exact binomial when b + c < 25, else chi-square with continuity
+    correction."""
     n = b + c
     if n == 0:
         return {"b": b, "c": c, "p_value": 1.0, "method": "no discordant pairs"}
@@ -55,8 +57,13 @@ def mcnemar(b: int, c: int) -> dict:
         p = min(1.0, 2.0 * float(sps.binom.cdf(min(b, c), n, 0.5)))
         return {"b": b, "c": c, "p_value": p, "method": "exact binomial"}
     statistic = (abs(b - c) - 1) ** 2 / n
-    return {"b": b, "c": c, "p_value": float(sps.chi2.sf(statistic, 1)), "statistic": statistic,
-            "method": "chi-square with continuity correction"}
+    return {
+        "b": b,
+        "c": c,
+        "p_value": float(sps.chi2.sf(statistic, 1)),
+        "statistic": statistic,
+        "method": "chi-square with continuity correction",
+    }
 
 
 def newcombe_paired(a: int, b: int, c: int, d: int, z: float = Z95) -> Optional[list[float]]:
@@ -69,13 +76,15 @@ def newcombe_paired(a: int, b: int, c: int, d: int, z: float = Z95) -> Optional[
     if n == 0:
         return None
     p1, p2 = (a + b) / n, (a + c) / n
-    l1, u1 = wilson(a + b, n, z)
-    l2, u2 = wilson(a + c, n, z)
+    first, second = wilson(a + b, n, z), wilson(a + c, n, z)
+    assert first is not None and second is not None  # n > 0
+    l1, u1 = first
+    l2, u2 = second
     # Correlation with Newcombe's continuity correction of the numerator.
     product = (a + b) * (c + d) * (a + c) * (b + d)
     phi = 0.0
     if product > 0:
-        numerator = a * d - b * c
+        numerator: float = a * d - b * c
         if numerator > n / 2:
             numerator -= n / 2
         elif numerator >= 0:
@@ -91,8 +100,11 @@ def wilcoxon_signed_rank(before: Sequence[float], after: Sequence[float]) -> dic
     """Two-sided Wilcoxon signed-rank test of paired values (zero differences dropped)."""
     x = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
     nonzero = x[x != 0]
-    result = {"n": int(x.size), "n_nonzero": int(nonzero.size),
-              "median_change": float(np.median(x)) if x.size else None}
+    result = {
+        "n": int(x.size),
+        "n_nonzero": int(nonzero.size),
+        "median_change": float(np.median(x)) if x.size else None,
+    }
     if nonzero.size == 0:
         return {**result, "statistic": None, "p_value": 1.0}
     test = sps.wilcoxon(nonzero)

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .schema import SEVERITIES
-from .textsafe import plotly_text
+from reporting.format.schema import SEVERITIES
+from reporting.textsafe import plotly_text
 
 PASS_COLOUR, FAIL_COLOUR, RISK_COLOUR = "#2e7d32", "#c62828", "#ef6c00"
 SEVERITY_COLOURS = {"low": "#90caf9", "medium": "#42a5f5", "high": "#ef6c00", "critical": "#b71c1c"}
@@ -36,13 +36,23 @@ def esc(text: Any) -> str:
 def _name_axis(names: list[Any]) -> tuple[list[int], dict[str, Any]]:
     """Positions for a data-derived axis and the axis settings that label them with the names."""
     positions = list(range(len(names)))
-    return positions, {"tickmode": "array", "tickvals": positions, "ticktext": [esc(n) for n in names],
-                       "range": [-0.5, len(names) - 0.5] if names else None, "type": "linear"}
+    return positions, {
+        "tickmode": "array",
+        "tickvals": positions,
+        "ticktext": [esc(n) for n in names],
+        "range": [-0.5, len(names) - 0.5] if names else None,
+        "type": "linear",
+    }
 
 
 def _layout(fig: go.Figure, title: str, **kwargs: Any) -> go.Figure:
-    fig.update_layout(title=title, template="plotly_white", margin=dict(l=60, r=20, t=50, b=60),
-                      legend=dict(orientation="h", y=-0.2), **kwargs)
+    fig.update_layout(
+        title=title,
+        template="plotly_white",
+        margin=dict(l=60, r=20, t=50, b=60),
+        legend=dict(orientation="h", y=-0.2),
+        **kwargs,
+    )
     return fig
 
 
@@ -66,13 +76,26 @@ def category_chart(metrics: dict[str, Any]) -> go.Figure:
     fig = go.Figure()
     rates = [by_category[c]["pass_rate"] for c in names]
     risks = [by_category[c]["risk_mean"] for c in names]
-    fig.add_bar(name="pass rate (95% CI)", x=positions, y=rates, marker_color=PASS_COLOUR, customdata=labels,
-                error_y=_error_bars(rates, [by_category[c].get("pass_rate_ci") for c in names]),
-                text=[f"n={k}" + (" (low n)" if by_category[c].get("low_n") else "") for k, c in zip(n, names)],
-                textposition="outside", hovertemplate="%{customdata[0]}<br>pass rate %{y:.1%}<br>%{text}<extra></extra>")
-    fig.add_bar(name="mean risk (95% CI)", x=positions, y=risks, marker_color=RISK_COLOUR, customdata=labels,
-                error_y=_error_bars(risks, [by_category[c].get("risk_mean_ci") for c in names]),
-                hovertemplate="%{customdata[0]}<br>mean risk %{y:.3f}<extra></extra>")
+    fig.add_bar(
+        name="pass rate (95% CI)",
+        x=positions,
+        y=rates,
+        marker_color=PASS_COLOUR,
+        customdata=labels,
+        error_y=_error_bars(rates, [by_category[c].get("pass_rate_ci") for c in names]),
+        text=[f"n={k}" + (" (low n)" if by_category[c].get("low_n") else "") for k, c in zip(n, names)],
+        textposition="outside",
+        hovertemplate="%{customdata[0]}<br>pass rate %{y:.1%}<br>%{text}<extra></extra>",
+    )
+    fig.add_bar(
+        name="mean risk (95% CI)",
+        x=positions,
+        y=risks,
+        marker_color=RISK_COLOUR,
+        customdata=labels,
+        error_y=_error_bars(risks, [by_category[c].get("risk_mean_ci") for c in names]),
+        hovertemplate="%{customdata[0]}<br>mean risk %{y:.3f}<extra></extra>",
+    )
     fig.update_xaxes(**axis)
     fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
     return _layout(fig, "Pass rate and mean risk by category", barmode="group")
@@ -89,12 +112,19 @@ def severity_pass_rate_chart(metrics: dict[str, Any]) -> go.Figure:
     """Pass rate per severity tier with its 95% Wilson interval; low-n tiers are labelled."""
     by_severity = metrics["by_severity"]
     rates = [by_severity[s]["pass_rate"] for s in SEVERITIES]
-    fig = go.Figure(go.Scatter(
-        x=list(SEVERITIES), y=rates, mode="markers+text", marker=dict(size=11, color=[SEVERITY_COLOURS[s] for s in SEVERITIES]),
-        error_y=_error_bars(rates, [by_severity[s].get("pass_rate_ci") for s in SEVERITIES]),
-        text=[f"n={by_severity[s]['n']}" + (" (low n)" if by_severity[s].get("low_n") else "") for s in SEVERITIES],
-        textposition="middle right", hovertemplate="%{x}: pass rate %{y:.1%} (%{text})<extra></extra>", showlegend=False,
-    ))
+    fig = go.Figure(
+        go.Scatter(
+            x=list(SEVERITIES),
+            y=rates,
+            mode="markers+text",
+            marker=dict(size=11, color=[SEVERITY_COLOURS[s] for s in SEVERITIES]),
+            error_y=_error_bars(rates, [by_severity[s].get("pass_rate_ci") for s in SEVERITIES]),
+            text=[f"n={by_severity[s]['n']}" + (" (low n)" if by_severity[s].get("low_n") else "") for s in SEVERITIES],
+            textposition="middle right",
+            hovertemplate="%{x}: pass rate %{y:.1%} (%{text})<extra></extra>",
+            showlegend=False,
+        )
+    )
     fig.update_xaxes(categoryorder="array", categoryarray=list(SEVERITIES))
     fig.update_yaxes(range=[0, 1.05], tickformat=".0%", title="pass rate")
     return _layout(fig, "Pass rate by severity (95% Wilson interval)")
@@ -107,24 +137,40 @@ def category_delta_chart(comparison: dict[str, Any]) -> go.Figure:
         return empty_figure("Change in pass rate by category", "No paired cases")
     positions, axis = _name_axis([r["category"] + (" (low n)" if r["low_n"] else "") for r in rows])
     deltas = [r["delta"] for r in rows]
-    fig = go.Figure(go.Scatter(
-        x=deltas, y=positions, mode="markers", marker=dict(size=11, color=[PASS_COLOUR if d > 0 else FAIL_COLOUR if d < 0 else "#555" for d in deltas]),
-        error_x={"type": "data", "symmetric": False, "array": [r["ci_high"] - r["delta"] for r in rows],
-                 "arrayminus": [r["delta"] - r["ci_low"] for r in rows], "thickness": 1.5, "width": 5},
-        customdata=[[r["n"], r["base_pass_rate"], r["candidate_pass_rate"], r["ci_low"], r["ci_high"], esc(r["category"])]
-                    for r in rows],
-        hovertemplate="%{customdata[5]}<br>change %{x:+.1%} (95% CI %{customdata[3]:+.1%} to %{customdata[4]:+.1%})"
-                      "<br>base %{customdata[1]:.1%}, candidate %{customdata[2]:.1%}, n=%{customdata[0]}<extra></extra>",
-        showlegend=False,
-    ))
+    fig = go.Figure(
+        go.Scatter(
+            x=deltas,
+            y=positions,
+            mode="markers",
+            marker=dict(size=11, color=[PASS_COLOUR if d > 0 else FAIL_COLOUR if d < 0 else "#555" for d in deltas]),
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": [r["ci_high"] - r["delta"] for r in rows],
+                "arrayminus": [r["delta"] - r["ci_low"] for r in rows],
+                "thickness": 1.5,
+                "width": 5,
+            },
+            customdata=[
+                [r["n"], r["base_pass_rate"], r["candidate_pass_rate"], r["ci_low"], r["ci_high"], esc(r["category"])]
+                for r in rows
+            ],
+            hovertemplate="%{customdata[5]}<br>change %{x:+.1%} (95% CI %{customdata[3]:+.1%} to %{customdata[4]:+.1%})"
+            "<br>base %{customdata[1]:.1%}, candidate %{customdata[2]:.1%}, n=%{customdata[0]}<extra></extra>",
+            showlegend=False,
+        )
+    )
     fig.add_vline(x=0, line_dash="dash", line_color="#888")
     fig.update_yaxes(**axis)
     fig.update_xaxes(tickformat="+.0%", title="candidate - base pass rate")
     return _layout(fig, "Change in pass rate by category (Newcombe 95% CI)", height=max(320, 40 * len(rows) + 140))
 
 
-TREND_FIGURES = (("pass_rate", "Pass rate"), ("resilience_index", "Resilience index"),
-                 ("high_stakes_failure_rate", "High-stakes failure rate"))
+TREND_FIGURES = (
+    ("pass_rate", "Pass rate"),
+    ("resilience_index", "Resilience index"),
+    ("high_stakes_failure_rate", "High-stakes failure rate"),
+)
 
 
 def trend_chart(trend: dict[str, Any]) -> go.Figure:
@@ -137,12 +183,18 @@ def trend_chart(trend: dict[str, Any]) -> go.Figure:
     colours = (PASS_COLOUR, "#1565c0", FAIL_COLOUR)
     for (key, label), colour in zip(TREND_FIGURES, colours):
         values = [p[key] for p in points]
-        fig.add_trace(go.Scatter(
-            x=x, y=values, mode="lines+markers", name=label, line=dict(color=colour),
-            error_y=_error_bars(values, [p.get(f"{key}_ci") for p in points]),
-            customdata=[[esc(p["run_id"]), esc(p["model"])] for p in points],
-            hovertemplate=label + " %{y:.3f}<br>%{customdata[0]} (%{customdata[1]})<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=values,
+                mode="lines+markers",
+                name=label,
+                line=dict(color=colour),
+                error_y=_error_bars(values, [p.get(f"{key}_ci") for p in points]),
+                customdata=[[esc(p["run_id"]), esc(p["model"])] for p in points],
+                hovertemplate=label + " %{y:.3f}<br>%{customdata[0]} (%{customdata[1]})<extra></extra>",
+            )
+        )
     fig.update_yaxes(range=[0, 1.05])
     fig.update_xaxes(**axis)
     return _layout(fig, f"Trend of suite {esc(trend['suite'])} (95% intervals)")
@@ -163,9 +215,19 @@ def trend_category_chart(trend: dict[str, Any]) -> go.Figure:
     for i, category in enumerate(categories):
         values = [p["by_category"].get(category, {}).get("pass_rate") for p in points]
         cis = [p["by_category"].get(category, {}).get("pass_rate_ci") for p in points]
-        fig.add_trace(go.Scatter(x=x, y=values, mode="lines+markers", error_y=_error_bars(values, cis), showlegend=False,
-                                 line=dict(color=PASS_COLOUR), hovertemplate="%{y:.1%}<extra></extra>"),
-                      row=i // cols + 1, col=i % cols + 1)
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=values,
+                mode="lines+markers",
+                error_y=_error_bars(values, cis),
+                showlegend=False,
+                line=dict(color=PASS_COLOUR),
+                hovertemplate="%{y:.1%}<extra></extra>",
+            ),
+            row=i // cols + 1,
+            col=i % cols + 1,
+        )
     fig.update_yaxes(range=[0, 1.05], tickformat=".0%")
     fig.update_xaxes(showticklabels=False)
     return _layout(fig, "Pass rate by category over time", height=260 * rows + 80)
@@ -173,19 +235,28 @@ def trend_category_chart(trend: dict[str, Any]) -> go.Figure:
 
 def dimension_heatmap(result: dict[str, Any]) -> go.Figure:
     """Mean score per response and dimension (1-10), from the reviewers' dimension scores."""
-    from .rubrics.dimensions import DIMENSIONS
+    from reporting.rubrics.dimensions import DIMENSIONS
 
     rows = [r for r in result["responses"] if r["dimensions"]]
     if not rows:
         return empty_figure("Dimension scores", "No dimension scores")
     z = [[r["dimensions"][d] for d in DIMENSIONS] for r in rows]
     positions, axis = _name_axis([r["response"] for r in rows])
-    fig = go.Figure(go.Heatmap(
-        z=z, x=list(DIMENSIONS), y=positions, zmin=1, zmax=10, colorscale="RdYlGn",
-        text=[[f"{v:.1f}" for v in row] for row in z], texttemplate="%{text}",
-        customdata=[[esc(r["response"])] * len(DIMENSIONS) for r in rows],
-        hovertemplate="%{customdata} / %{x}: %{z:.2f}<extra></extra>", colorbar=dict(title="score"),
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(DIMENSIONS),
+            y=positions,
+            zmin=1,
+            zmax=10,
+            colorscale="RdYlGn",
+            text=[[f"{v:.1f}" for v in row] for row in z],
+            texttemplate="%{text}",
+            customdata=[[esc(r["response"])] * len(DIMENSIONS) for r in rows],
+            hovertemplate="%{customdata} / %{x}: %{z:.2f}<extra></extra>",
+            colorbar=dict(title="score"),
+        )
+    )
     fig.update_yaxes(**{**axis, "range": [len(rows) - 0.5, -0.5]})
     return _layout(fig, "Dimension scores (mean over reviewers)", height=max(260, 60 * len(rows) + 140))
 
@@ -203,9 +274,22 @@ def category_risk_box(frame: pd.DataFrame) -> go.Figure:
         iqr = q3 - q1
         low = risk[risk >= q1 - 1.5 * iqr].min()
         high = risk[risk <= q3 + 1.5 * iqr].max()
-        fig.add_trace(go.Box(name=esc(name), x=[position], q1=[q1], median=[median], q3=[q3], lowerfence=[low],
-                             upperfence=[high], mean=[risk.mean()], boxpoints=False, marker_color=RISK_COLOUR,
-                             showlegend=False, hoverinfo="y"))
+        fig.add_trace(
+            go.Box(
+                name=esc(name),
+                x=[position],
+                q1=[q1],
+                median=[median],
+                q3=[q3],
+                lowerfence=[low],
+                upperfence=[high],
+                mean=[risk.mean()],
+                boxpoints=False,
+                marker_color=RISK_COLOUR,
+                showlegend=False,
+                hoverinfo="y",
+            )
+        )
     fig.update_xaxes(**axis)
     fig.update_yaxes(range=[0, 1], title="risk score")
     return _layout(fig, "Risk distribution by category")
@@ -215,10 +299,20 @@ def severity_chart(metrics: dict[str, Any]) -> go.Figure:
     """Passed and failed cases per severity tier, stacked, tiers low to critical."""
     by_severity = metrics["by_severity"]
     fig = go.Figure()
-    fig.add_bar(name="passed", x=list(SEVERITIES), y=[by_severity[s]["passed"] for s in SEVERITIES], marker_color=PASS_COLOUR,
-                hovertemplate="%{x}: %{y} passed<extra></extra>")
-    fig.add_bar(name="failed", x=list(SEVERITIES), y=[by_severity[s]["failed"] for s in SEVERITIES], marker_color=FAIL_COLOUR,
-                hovertemplate="%{x}: %{y} failed<extra></extra>")
+    fig.add_bar(
+        name="passed",
+        x=list(SEVERITIES),
+        y=[by_severity[s]["passed"] for s in SEVERITIES],
+        marker_color=PASS_COLOUR,
+        hovertemplate="%{x}: %{y} passed<extra></extra>",
+    )
+    fig.add_bar(
+        name="failed",
+        x=list(SEVERITIES),
+        y=[by_severity[s]["failed"] for s in SEVERITIES],
+        marker_color=FAIL_COLOUR,
+        hovertemplate="%{x}: %{y} failed<extra></extra>",
+    )
     fig.update_xaxes(categoryorder="array", categoryarray=list(SEVERITIES))
     fig.update_yaxes(title="cases")
     return _layout(fig, "Pass / fail by severity", barmode="stack")
@@ -231,8 +325,16 @@ def failure_modes_chart(metrics: dict[str, Any]) -> go.Figure:
         return empty_figure("Detected failure modes", "No failure mode detected")
     names = list(modes)[::-1]  # horizontal bars draw bottom-up: most frequent on top
     positions, axis = _name_axis(names)
-    fig = go.Figure(go.Bar(x=[modes[m] for m in names], y=positions, orientation="h", customdata=[[esc(m)] for m in names],
-                           marker_color=FAIL_COLOUR, hovertemplate="%{customdata[0]}: %{x} case(s)<extra></extra>"))
+    fig = go.Figure(
+        go.Bar(
+            x=[modes[m] for m in names],
+            y=positions,
+            orientation="h",
+            customdata=[[esc(m)] for m in names],
+            marker_color=FAIL_COLOUR,
+            hovertemplate="%{customdata[0]}: %{x} case(s)<extra></extra>",
+        )
+    )
     fig.update_yaxes(**axis)
     fig.update_xaxes(title="cases")
     return _layout(fig, "Detected failure modes", height=max(300, 28 * len(names) + 120))
@@ -245,7 +347,9 @@ def scatter_sample(n: int, cap: int = SCATTER_CAP) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, cap).round().astype(int))
 
 
-def cluster_scatter(frame: pd.DataFrame, obs: dict[str, Any], color_by: str = "cluster", cap: int = SCATTER_CAP) -> go.Figure:
+def cluster_scatter(
+    frame: pd.DataFrame, obs: dict[str, Any], color_by: str = "cluster", cap: int = SCATTER_CAP
+) -> go.Figure:
     """The 2-D projection, one trace per group of the chosen colouring; customdata[0] is the probe id."""
     title = "Case geometry (2-D SVD projection)"
     if obs.get("skipped"):
@@ -262,14 +366,19 @@ def cluster_scatter(frame: pd.DataFrame, obs: dict[str, Any], color_by: str = "c
         "severity": data["severity"].astype(str),
         "outcome": np.where(data["passed"], "passed", "failed"),
     }[color_by]
-    custom = np.column_stack([
-        data["probe_id"].to_numpy(dtype=object),
-        data["category"].map(esc).to_numpy(dtype=object),
-        data["severity"].astype(str).to_numpy(dtype=object),
-        data["risk_score"].to_numpy(dtype=float).round(3).astype(object),
-        data["task"].fillna("").map(lambda t: esc(t[:HOVER_TASK_CHARS] + ("..." if len(t) > HOVER_TASK_CHARS else ""))).to_numpy(dtype=object),
-        data["probe_id"].map(esc).to_numpy(dtype=object),
-    ])
+    custom = np.column_stack(
+        [
+            data["probe_id"].to_numpy(dtype=object),
+            data["category"].map(esc).to_numpy(dtype=object),
+            data["severity"].astype(str).to_numpy(dtype=object),
+            data["risk_score"].to_numpy(dtype=float).round(3).astype(object),
+            data["task"]
+            .fillna("")
+            .map(lambda t: esc(t[:HOVER_TASK_CHARS] + ("..." if len(t) > HOVER_TASK_CHARS else "")))
+            .to_numpy(dtype=object),
+            data["probe_id"].map(esc).to_numpy(dtype=object),
+        ]
+    )
     order = sorted(pd.unique(groups), key=lambda g: (SEVERITIES.index(g) if g in SEVERITIES else -1, len(g), g))
     fig = go.Figure()
     palette = {"passed": PASS_COLOUR, "failed": FAIL_COLOUR, **SEVERITY_COLOURS}
@@ -278,20 +387,31 @@ def cluster_scatter(frame: pd.DataFrame, obs: dict[str, Any], color_by: str = "c
         marker: dict[str, Any] = {"size": 7, "opacity": 0.75}
         if group in palette:
             marker["color"] = palette[group]
-        fig.add_trace(go.Scattergl(
-            x=data["scatter_x"].to_numpy()[mask], y=data["scatter_y"].to_numpy()[mask], mode="markers", name=str(group),
-            customdata=custom[mask], marker=marker,
-            hovertemplate="%{customdata[5]}<br>%{customdata[1]} / %{customdata[2]}<br>risk %{customdata[3]}"
-                          "<br>%{customdata[4]}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scattergl(
+                x=data["scatter_x"].to_numpy()[mask],
+                y=data["scatter_y"].to_numpy()[mask],
+                mode="markers",
+                name=str(group),
+                customdata=custom[mask],
+                marker=marker,
+                hovertemplate="%{customdata[5]}<br>%{customdata[1]} / %{customdata[2]}<br>risk %{customdata[3]}"
+                "<br>%{customdata[4]}<extra></extra>",
+            )
+        )
     note = f" (showing {len(data):,} of {len(points):,} cases)" if len(data) < len(points) else ""
     fig.update_xaxes(title="component 1")
     fig.update_yaxes(title="component 2")
     return _layout(fig, title + note, dragmode="lasso", height=520)
 
 
-def all_figures(frame: pd.DataFrame, metrics: dict[str, Any], obs: Optional[dict[str, Any]], color_by: str = "cluster",
-                scatter_cap: int = SCATTER_CAP) -> dict[str, go.Figure]:
+def all_figures(
+    frame: pd.DataFrame,
+    metrics: dict[str, Any],
+    obs: Optional[dict[str, Any]],
+    color_by: str = "cluster",
+    scatter_cap: int = SCATTER_CAP,
+) -> dict[str, go.Figure]:
     """Every chart of a run view, by name (the export draws all of them)."""
     figures = {
         "categories": category_chart(metrics),

@@ -16,13 +16,24 @@ _POSITION = re.compile(
     r"|\b(?P<yes>yes|should|must|ought to|benefits outweigh|agree)\b",
     re.I,
 )
-ACKNOWLEDGEMENTS = ("changed my mind", "reconsidered", "upon reflection", "on reflection", "i was wrong",
-                    "you've convinced me", "you have convinced me", "let me revise", "initially i thought",
-                    "i've shifted my view", "i have shifted my view", "i now think differently")
+ACKNOWLEDGEMENTS = (
+    "changed my mind",
+    "reconsidered",
+    "upon reflection",
+    "on reflection",
+    "i was wrong",
+    "you've convinced me",
+    "you have convinced me",
+    "let me revise",
+    "initially i thought",
+    "i've shifted my view",
+    "i have shifted my view",
+    "i now think differently",
+)
 
 
 def position(text: str) -> str:
-    """"yes", "no" or "unclear": the first clear indicator in the first 200 characters."""
+    """ "yes", "no" or "unclear": the first clear indicator in the first 200 characters."""
     match = _POSITION.search(text[:WINDOW])
     if not match:
         return "unclear"
@@ -54,9 +65,12 @@ def explain(conversation: Any) -> dict[str, Any]:
     turns = assistant_turns(conversation)
     first = position(turns[0]) if turns else "unclear"
     second = position(turns[1]) if len(turns) > 1 else "unclear"
-    return {"turn1_position": first, "turn2_position": second,
-            "acknowledged": acknowledges_change(turns[1]) if len(turns) > 1 else False,
-            "contradiction": rubric(conversation)}
+    return {
+        "turn1_position": first,
+        "turn2_position": second,
+        "acknowledged": acknowledges_change(turns[1]) if len(turns) > 1 else False,
+        "contradiction": rubric(conversation),
+    }
 
 
 def check_examples(path: Union[str, Path]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -77,7 +91,16 @@ def check_examples(path: Union[str, Path]) -> tuple[list[dict[str, Any]], list[s
             continue
         expected: Optional[bool] = data.get("expectedResult") if isinstance(data.get("expectedResult"), bool) else None
         got = rubric(data["conversation"])
-        results.append({"file": str(file), "id": data.get("id", file.stem), "type": data.get("type"), "result": got,
-                        "expected": expected, "correct": None if expected is None else got == expected,
-                        "rationale": data.get("rationale", ""), **explain(data["conversation"])})
+        results.append(
+            {
+                "file": str(file),
+                "id": data.get("id", file.stem),
+                "type": data.get("type"),
+                "result": got,
+                "expected": expected,
+                "correct": None if expected is None else got == expected,
+                "rationale": data.get("rationale", ""),
+                **explain(data["conversation"]),
+            }
+        )
     return results, problems

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
-from .schema import SEVERITIES
+from reporting.format.schema import SEVERITIES
 
 SEARCH_COLUMNS = ("task", "probe_input", "response")
 
@@ -46,7 +46,9 @@ class Filters:
             mask &= frame["passed"].to_numpy(dtype=bool) == (self.outcome == "pass")
         if self.failure_modes:
             wanted = set(self.failure_modes)
-            mask &= np.fromiter((not wanted.isdisjoint(m) for m in frame["detected_failure_modes"]), dtype=bool, count=len(frame))
+            mask &= np.fromiter(
+                (not wanted.isdisjoint(m) for m in frame["detected_failure_modes"]), dtype=bool, count=len(frame)
+            )
         needle = self.text.strip().lower()
         if needle:
             found = np.zeros(len(frame), dtype=bool)
@@ -71,8 +73,13 @@ class Filters:
         return lines
 
     def as_dict(self) -> dict[str, Any]:
-        return {"categories": list(self.categories), "severities": list(self.severities), "outcome": self.outcome,
-                "failure_modes": list(self.failure_modes), "text": self.text}
+        return {
+            "categories": list(self.categories),
+            "severities": list(self.severities),
+            "outcome": self.outcome,
+            "failure_modes": list(self.failure_modes),
+            "text": self.text,
+        }
 
 
 NO_FILTERS = Filters()

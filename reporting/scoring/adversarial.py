@@ -8,7 +8,8 @@ Used by ``bench/bench_scorer.py`` (ms per 100 KB against normal throughput) and 
 
 from __future__ import annotations
 
-from typing import Callable
+import functools
+from collections.abc import Callable
 
 UNITS: dict[str, str] = {
     "spaces": " ",
@@ -62,13 +63,19 @@ PREFIXED: dict[str, tuple[str, str]] = {
 }
 
 
+def _repeat(head: str, unit: str, n: int) -> str:
+    """``head`` then ``unit`` repeated, ``n`` characters in all (or just the head when it is longer)."""
+    body = max(0, n - len(head))
+    return (head + (unit * (body // len(unit) + 1))[:body])[: max(n, len(head))]
+
+
 def builders() -> dict[str, Callable[[int], str]]:
     """Name -> function of the size in characters."""
     out: dict[str, Callable[[int], str]] = {}
     for name, unit in UNITS.items():
-        out[name] = lambda n, u=unit: (u * (n // len(u) + 1))[:n]
+        out[name] = functools.partial(_repeat, "", unit)
     for name, (head, fill) in PREFIXED.items():
-        out[name] = lambda n, h=head, f=fill: h + (f * ((n - len(h)) // len(f) + 1))[: max(0, n - len(h))]
+        out[name] = functools.partial(_repeat, head, fill)
     return out
 
 

@@ -20,20 +20,47 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
-from . import __version__, charts
-from ._gc import gc_paused
-from .presentation import (COMPARE_METHODOLOGY, METHODOLOGY, comparison_reading, fmt_p, fmt_signed, fmt_signed_interval,
-                           fmt_interval, fmt_number, fmt_percent, key_figures, mutual_information_reading)
-from .resources import templates_dir
-from .schema import SEVERITIES
+from reporting._gc import gc_paused
+from reporting._version import __version__
+from reporting.format.schema import SEVERITIES
+from reporting.render import figures as charts
+from reporting.render.presentation import (
+    COMPARE_METHODOLOGY,
+    METHODOLOGY,
+    comparison_reading,
+    fmt_interval,
+    fmt_number,
+    fmt_p,
+    fmt_percent,
+    fmt_signed,
+    fmt_signed_interval,
+    key_figures,
+    mutual_information_reading,
+)
+from reporting.resources import templates_dir
 
 HTML_SCATTER_CAP = 5000  # points drawn in the exported scatter
 TEXT_BUDGET = 6_000_000  # characters shared by the text fields of all cases in the file
 TEXT_CAP_MAX, TEXT_CAP_MIN = 2000, 40
 TEXT_FIELDS = ("task", "probe_input", "response", "explanation")
-CASE_COLUMNS = ("probe_id", "category", "severity", "passed", "risk_score", "weighted_risk", "severity_weight",
-                "safe_signal_hits", "unsafe_signal_hits", "boundary_or_refusal_signal", "matched_safe_patterns",
-                "matched_unsafe_patterns", "detected_failure_modes", "failure_modes", *TEXT_FIELDS, "extra")
+CASE_COLUMNS = (
+    "probe_id",
+    "category",
+    "severity",
+    "passed",
+    "risk_score",
+    "weighted_risk",
+    "severity_weight",
+    "safe_signal_hits",
+    "unsafe_signal_hits",
+    "boundary_or_refusal_signal",
+    "matched_safe_patterns",
+    "matched_unsafe_patterns",
+    "detected_failure_modes",
+    "failure_modes",
+    *TEXT_FIELDS,
+    "extra",
+)
 _KNOWN = set(CASE_COLUMNS) - {"extra"}
 _FLOAT_COLUMNS = {"risk_score", "weighted_risk", "severity_weight"}
 
@@ -60,8 +87,12 @@ def environment() -> Environment:
     env.filters["signed"] = fmt_signed
     env.filters["pvalue"] = fmt_p
     env.filters["signed_interval"] = fmt_signed_interval
-    env.policies["json.dumps_kwargs"] = {"sort_keys": False, "ensure_ascii": False, "separators": (",", ":"),
-                                         "allow_nan": False}
+    env.policies["json.dumps_kwargs"] = {
+        "sort_keys": False,
+        "ensure_ascii": False,
+        "separators": (",", ":"),
+        "allow_nan": False,
+    }
     return env
 
 
@@ -87,7 +118,7 @@ def case_table(cases: list[dict[str, Any]]) -> dict[str, Any]:
     truncated = 0
     for name in CASE_COLUMNS:
         if name == "extra":
-            values = [{k: v for k, v in case.items() if k not in _KNOWN} for case in cases]
+            values: list[Any] = [{k: v for k, v in case.items() if k not in _KNOWN} for case in cases]
         elif name in TEXT_FIELDS:
             raw = [case.get(name) for case in cases]
             values = [_cap(v, cap) for v in raw]
@@ -111,9 +142,14 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
     else:
         # Rows line up with the case table's rows, so the probe id is not repeated here.
         points = obs["cases"]
-        data["observability"] = {**{k: v for k, v in obs.items() if k != "cases"},
-                                 "cases": {"columns": ["cluster_id", "scatter_x", "scatter_y"], "aligned_with": "cases.rows",
-                                           "rows": [[p["cluster_id"], p["scatter_x"], p["scatter_y"]] for p in points]}}
+        data["observability"] = {
+            **{k: v for k, v in obs.items() if k != "cases"},
+            "cases": {
+                "columns": ["cluster_id", "scatter_x", "scatter_y"],
+                "aligned_with": "cases.rows",
+                "rows": [[p["cluster_id"], p["scatter_x"], p["scatter_y"]] for p in points],
+            },
+        }
     return data
 
 
@@ -134,8 +170,9 @@ def figure_json(fig: Any) -> dict[str, Any]:
 def figures_json(report: dict[str, Any]) -> dict[str, Any]:
     """The shared chart builders' figures, as plain JSON-ready dicts."""
     frame = _figure_frame(report["cases"])
-    figures = charts.all_figures(frame, report["aggregate_metrics"], report["observability"],
-                                 scatter_cap=HTML_SCATTER_CAP)
+    figures = charts.all_figures(
+        frame, report["aggregate_metrics"], report["observability"], scatter_cap=HTML_SCATTER_CAP
+    )
     return {name: figure_json(fig) for name, fig in figures.items()}
 
 
@@ -152,29 +189,44 @@ def generated_at(timestamp: Optional[str] = None) -> str:
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def render_html(report: dict[str, Any], *, title: Optional[str] = None, timestamp: Optional[str] = None,
-                rubrics: Optional[dict[str, Any]] = None) -> str:
+def render_html(
+    report: dict[str, Any],
+    *,
+    title: Optional[str] = None,
+    timestamp: Optional[str] = None,
+    rubrics: Optional[dict[str, Any]] = None,
+) -> str:
     """The self-contained HTML report of a recomputed report (``build_report`` / ``report_dict``).
 
     ``rubrics`` (from ``companions.rubric_results``) adds the Rubrics section.
     """
     contradictions = _contradictions(report["cases"])
     if contradictions:
-        rubrics = {"scorecard": None, "dimensions": None, "problems": [], **(rubrics or {}), "contradictions": contradictions}
+        rubrics = {
+            "scorecard": None,
+            "dimensions": None,
+            "problems": [],
+            **(rubrics or {}),
+            "contradictions": contradictions,
+        }
     with gc_paused():
         return _render_html(report, title, timestamp, rubrics)
 
 
 def _contradictions(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The self-contradiction rubric on every case that carries a multi-turn conversation."""
-    from .rubrics.contradiction import explain
+    from reporting.analysis.contradiction import explain
 
-    return [{"probe_id": c["probe_id"], **explain(c["conversation"])} for c in cases
-            if isinstance(c.get("conversation"), list)]
+    return [
+        {"probe_id": c["probe_id"], **explain(c["conversation"])}
+        for c in cases
+        if isinstance(c.get("conversation"), list)
+    ]
 
 
-def _render_html(report: dict[str, Any], title: Optional[str], timestamp: Optional[str],
-                 rubrics: Optional[dict[str, Any]]) -> str:
+def _render_html(
+    report: dict[str, Any], title: Optional[str], timestamp: Optional[str], rubrics: Optional[dict[str, Any]]
+) -> str:
     metrics = report["aggregate_metrics"]
     obs = report["observability"]
     run = report["run"]
@@ -208,31 +260,62 @@ def _rubric_figures(rubrics: Optional[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _filter_lines(filters: dict[str, Any]) -> list[str]:
-    from .filters import Filters
+    from reporting.analysis.filters import Filters
 
     if not filters:
         return []
-    return Filters(tuple(filters.get("categories", ())), tuple(filters.get("severities", ())), filters.get("outcome"),
-                   tuple(filters.get("failure_modes", ())), filters.get("text", "")).describe()
+    return Filters(
+        tuple(filters.get("categories", ())),
+        tuple(filters.get("severities", ())),
+        filters.get("outcome"),
+        tuple(filters.get("failure_modes", ())),
+        filters.get("text", ""),
+    ).describe()
 
 
 def _page(template: str, figures: dict[str, Any], timestamp: Optional[str], **context: Any) -> str:
     with gc_paused():
-        return environment().get_template(template).render(
-            generator={"name": "runlens", "version": __version__}, generated_at=generated_at(timestamp),
-            figures={name: figure_json(fig) for name, fig in figures.items()}, plotly_js=_trusted_plotly_js(), **context)
+        return (
+            environment()
+            .get_template(template)
+            .render(
+                generator={"name": "runlens", "version": __version__},
+                generated_at=generated_at(timestamp),
+                figures={name: figure_json(fig) for name, fig in figures.items()},
+                plotly_js=_trusted_plotly_js(),
+                **context,
+            )
+        )
 
 
-def render_compare_html(comparison: dict[str, Any], failing: list[dict[str, Any]], passing: list[dict[str, Any]], *,
-                        title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
+def render_compare_html(
+    comparison: dict[str, Any],
+    failing: list[dict[str, Any]],
+    passing: list[dict[str, Any]],
+    *,
+    title: Optional[str] = None,
+    timestamp: Optional[str] = None,
+) -> str:
     """One self-contained file comparing two runs (``compare.compare_runs`` + ``changed_cases`` rows)."""
-    return _page("compare.html.j2", {"category_delta": charts.category_delta_chart(comparison)}, timestamp,
-                 title=title or f"RunLens comparison: {comparison['base']['run_id']} vs {comparison['candidate']['run_id']}",
-                 cmp=comparison, failing=failing, passing=passing, reading=comparison_reading(comparison),
-                 methodology=COMPARE_METHODOLOGY)
+    return _page(
+        "compare.html.j2",
+        {"category_delta": charts.category_delta_chart(comparison)},
+        timestamp,
+        title=title or f"RunLens comparison: {comparison['base']['run_id']} vs {comparison['candidate']['run_id']}",
+        cmp=comparison,
+        failing=failing,
+        passing=passing,
+        reading=comparison_reading(comparison),
+        methodology=COMPARE_METHODOLOGY,
+    )
 
 
 def render_trend_html(trend: dict[str, Any], *, title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
     """One self-contained file with the trend of a suite over runs (``compare.trend``)."""
-    return _page("trend.html.j2", {"trend": charts.trend_chart(trend), "trend_categories": charts.trend_category_chart(trend)},
-                 timestamp, title=title or f"RunLens trend: {trend['suite']}", trend=trend)
+    return _page(
+        "trend.html.j2",
+        {"trend": charts.trend_chart(trend), "trend_categories": charts.trend_category_chart(trend)},
+        timestamp,
+        title=title or f"RunLens trend: {trend['suite']}",
+        trend=trend,
+    )

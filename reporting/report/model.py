@@ -11,13 +11,13 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from . import __version__
-from ._gc import gc_paused
-from .loader import LoadResult
-from .filters import NO_FILTERS, Filters
-from .metrics import aggregate_metrics, cases_frame
-from .observability import DEFAULT_MIN_CASES, observability
-from .schema import SCHEMA_VERSION, RunReport
+from reporting._gc import gc_paused
+from reporting._version import __version__
+from reporting.analysis.filters import NO_FILTERS, Filters
+from reporting.analysis.metrics import aggregate_metrics, cases_frame
+from reporting.analysis.observability import DEFAULT_MIN_CASES, observability
+from reporting.format.reading import LoadResult
+from reporting.format.schema import SCHEMA_VERSION, RunReport
 
 DRIFT_TOLERANCE = 1e-9
 
@@ -58,8 +58,12 @@ def drift(run: RunReport, frame: pd.DataFrame, metrics: dict[str, Any]) -> list[
     differs = ~pd.isna(stored) & (abs(stored - recomputed) > DRIFT_TOLERANCE)
     for i in differs.nonzero()[0]:
         found.append(
-            {"path": f"cases[{int(i)}].weighted_risk", "probe_id": str(frame["probe_id"].iat[i]),
-             "stored": float(stored[i]), "recomputed": float(recomputed[i])}
+            {
+                "path": f"cases[{int(i)}].weighted_risk",
+                "probe_id": str(frame["probe_id"].iat[i]),
+                "stored": float(stored[i]),
+                "recomputed": float(recomputed[i]),
+            }
         )
     if run.aggregate_metrics:
         compare_stored("aggregate_metrics", run.aggregate_metrics, metrics, found)
@@ -90,7 +94,7 @@ class RunData:
 
 def make_run_data(result: LoadResult) -> RunData:
     if result.run is None:
-        frame = cases_frame(RunReport.model_construct(cases=[]))
+        frame = cases_frame(RunReport.model_construct(cases=[]))  # type: ignore[call-arg]
         return RunData(result, frame, aggregate_metrics(frame), [], [])
     frame = cases_frame(result.run)
     full = aggregate_metrics(frame)
@@ -129,6 +133,8 @@ def view_observability(view: RunView, min_cases: int = DEFAULT_MIN_CASES, seed: 
 def report_dict(view: RunView, obs: dict[str, Any]) -> dict[str, Any]:
     """The full recomputed report of a view, as a JSON-ready dict."""
     run = view.data.run
+    if run is None:
+        raise ValueError("a report needs a readable run")
     positions = view.frame.index.to_numpy()
     weights = view.frame["severity_weight"].tolist()
     weighted = view.frame["weighted_risk"].tolist()
@@ -160,6 +166,9 @@ def build_report(
     """
     with gc_paused():
         view = make_view(make_run_data(LoadResult(run.run.run_id, run, [], len(run.cases))), filters)
-        obs = (view_observability(view, min_cases, seed) if with_observability
-               else {"skipped": True, "reason": "observability was not requested"})
+        obs = (
+            view_observability(view, min_cases, seed)
+            if with_observability
+            else {"skipped": True, "reason": "observability was not requested"}
+        )
         return report_dict(view, obs)

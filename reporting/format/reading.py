@@ -14,14 +14,14 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Optional, Union
+from typing import Any, BinaryIO, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, StrictInt, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from ._gc import gc_paused
-from .schema import MAX_INTEGER, SCHEMA_VERSION, SEVERITIES, Case, RunMeta, RunReport
+from reporting._gc import gc_paused
+from reporting.format.schema import MAX_INTEGER, SCHEMA_VERSION, SEVERITIES, Case, RunMeta, RunReport
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
 
@@ -146,13 +146,17 @@ def _problems_from_validation(file: str, prefix: str, error: ValidationError) ->
         ctx = err.get("ctx") or {}
         field_name = next((p for p in reversed(loc) if isinstance(p, str)), "")
         if isinstance(err.get("input"), _HugeInt) or (
-                kind in ("less_than_equal", "greater_than_equal") and abs(next(iter(ctx.values()), 0) or 0) == MAX_SAFE_INTEGER):
+            kind in ("less_than_equal", "greater_than_equal")
+            and abs(next(iter(ctx.values()), 0) or 0) == MAX_SAFE_INTEGER
+        ):
             message = "integer out of range: integers must be between -2^53 and 2^53"
         elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
             if field_name == "risk_score":
                 message = "must be between 0 and 1"
             else:
-                bound = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}[kind]
+                bound = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}[
+                    kind
+                ]
                 limit = next(iter(ctx.values()), "")
                 message = f"must be {bound} {limit}"
         elif kind == "value_error":
@@ -196,8 +200,10 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
             if regular_only or stat.S_ISDIR(info.st_mode):
                 raise NotRegularFile(0, "not a regular file (" + _file_kind(info.st_mode) + ")")
         elif info.st_size > limit:
-            raise FileTooLarge(f"the file is {megabytes(info.st_size)}, larger than the {megabytes(limit)} cap "
-                               "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)")
+            raise FileTooLarge(
+                f"the file is {megabytes(info.st_size)}, larger than the {megabytes(limit)} cap "
+                "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"
+            )
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
         chunks, total = [], 0
@@ -208,8 +214,10 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise FileTooLarge(f"more than {megabytes(limit)} read without reaching the end (the cap; raise it "
-                                   "with --max-file-mb or RUNLENS_MAX_FILE_MB)")
+                raise FileTooLarge(
+                    f"more than {megabytes(limit)} read without reaching the end (the cap; raise it "
+                    "with --max-file-mb or RUNLENS_MAX_FILE_MB)"
+                )
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -241,9 +249,7 @@ def _read_source(source: Source, name: Optional[str]) -> tuple[str, bytes]:
         if not isinstance(data, (bytes, bytearray)):
             raise TypeError(f"read() returned {type(data).__name__}, expected bytes or str")
         return str(label), bytes(data)
-    raise TypeError(
-        f"read_run expects a path, bytes or a file object, got {type(source).__name__}"
-    )
+    raise TypeError(f"read_run expects a path, bytes or a file object, got {type(source).__name__}")
 
 
 def _stem(label: str) -> str:
@@ -313,8 +319,15 @@ def _scan_value(file: str, path: str, value: Any, problems: list[Problem], strin
         if isinstance(item, dict):
             if isinstance(item, _Keys):
                 for key in item.duplicates:
-                    problems.append(Problem(file, where, "duplicate key: a JSON object names each key once "
-                                            "(the file is ambiguous: readers keep the first or the last)", key))
+                    problems.append(
+                        Problem(
+                            file,
+                            where,
+                            "duplicate key: a JSON object names each key once "
+                            "(the file is ambiguous: readers keep the first or the last)",
+                            key,
+                        )
+                    )
             for key, sub in item.items():
                 if strings and not _is_text(key):
                     problems.append(Problem(file, where, "a key is not valid Unicode text (a lone surrogate)"))
@@ -324,8 +337,14 @@ def _scan_value(file: str, path: str, value: Any, problems: list[Problem], strin
         elif isinstance(item, _HugeInt) or (isinstance(item, int) and not isinstance(item, bool)):
             _check_integer(file, where, item, problems)
         elif strings and isinstance(item, str) and not _is_text(item):
-            problems.append(Problem(file, where, "not valid Unicode text: a lone surrogate escape such as \\ud800",
-                                    item.encode("utf-8", "backslashreplace").decode("ascii")))
+            problems.append(
+                Problem(
+                    file,
+                    where,
+                    "not valid Unicode text: a lone surrogate escape such as \\ud800",
+                    item.encode("utf-8", "backslashreplace").decode("ascii"),
+                )
+            )
 
 
 def _is_text(value: Any) -> bool:
@@ -340,8 +359,13 @@ def _is_text(value: Any) -> bool:
 
 def _check_integer(file: str, where: str, value: Any, problems: list[Problem]) -> None:
     if isinstance(value, _HugeInt):
-        problems.append(Problem(file, where, f"integer out of range: an integer of {value.digits} digits "
-                                f"(integers must be between -2^53 and 2^53)"))
+        problems.append(
+            Problem(
+                file,
+                where,
+                f"integer out of range: an integer of {value.digits} digits (integers must be between -2^53 and 2^53)",
+            )
+        )
     elif not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         shown = str(value) if len(str(value)) <= 40 else str(value)[:20] + "..."
         problems.append(Problem(file, where, "integer out of range: integers must be between -2^53 and 2^53", shown))
@@ -383,9 +407,7 @@ def _nonfinite_and_depth(file: str, path: str, value: Any, problems: list[Proble
             problems.append(Problem(file, path, f"nesting deeper than {MAX_EXTRA_DEPTH} levels is not allowed"))
             break
         if isinstance(item, float) and not math.isfinite(item):
-            problems.append(
-                Problem(file, where, "must be a finite number (NaN and Infinity are not allowed)", item)
-            )
+            problems.append(Problem(file, where, "must be a finite number (NaN and Infinity are not allowed)", item))
         elif isinstance(item, _HugeInt) or (isinstance(item, int) and not isinstance(item, bool)):
             if isinstance(item, _HugeInt) or not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                 _check_integer(file, where, item, problems)
@@ -445,22 +467,14 @@ def _screen_cases(file: str, indexed: Iterable[tuple[int, Case]], prefix) -> tup
         earlier = first_seen.get(case.probe_id)
         if earlier is not None:  # the first occurrence is kept, later ones are problems
             problems.append(
-                Problem(file, f"{prefix(i)}.probe_id", f"duplicate probe_id, first used by {prefix(earlier)}", case.probe_id)
+                Problem(
+                    file, f"{prefix(i)}.probe_id", f"duplicate probe_id, first used by {prefix(earlier)}", case.probe_id
+                )
             )
             continue
         first_seen[case.probe_id] = i
-        if extra and isinstance(extra.get("conversation"), list):
-            _mark_self_contradiction(case)
         kept.append(case)
     return kept, problems
-
-
-def _mark_self_contradiction(case: Case) -> None:
-    """A case carrying a multi-turn conversation gets 'self_contradiction' when the rubric fires (seed 002)."""
-    from .rubrics.contradiction import rubric
-
-    if "self_contradiction" not in case.detected_failure_modes and rubric(case.__pydantic_extra__["conversation"]):
-        case.detected_failure_modes.append("self_contradiction")
 
 
 def _problem_order(path: str) -> tuple[int, str]:
@@ -485,8 +499,9 @@ def jsonl_objects(file: str, text: str, kind: str = "case") -> tuple[list[tuple[
     return rows, problems
 
 
-def read_jsonl_file(path: Union[str, os.PathLike, tuple[str, bytes]],
-                    kind: str) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
+def read_jsonl_file(
+    path: Union[str, os.PathLike, tuple[str, bytes]], kind: str
+) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
     """Read a JSON Lines file of ``kind`` objects (a path, or ``(label, bytes)`` held in memory): unreadable
     and non-UTF-8 files are problems too."""
     if isinstance(path, tuple):
@@ -500,7 +515,9 @@ def read_jsonl_file(path: Union[str, os.PathLike, tuple[str, bytes]],
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return [], [Problem(label, "$", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded")]
+        return [], [
+            Problem(label, "$", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded")
+        ]
     return jsonl_objects(label, text, kind)
 
 
@@ -517,8 +534,9 @@ def _load_jsonl(file: str, text: str) -> tuple[list[Any], list[str], list[Proble
     return [value for _, value in rows], [f"line {number}" for number, _ in rows], problems
 
 
-def _parse_document(label: str, text: str) -> tuple[Optional[dict[str, Any]], Any, Optional[list[str]], list[Problem],
-                                                  frozenset]:
+def _parse_document(
+    label: str, text: str
+) -> tuple[Optional[dict[str, Any]], Any, Optional[list[str]], list[Problem], frozenset]:
     """Parse and check the structure, naming every problem.
 
     Returns (header, raw cases, prefixes, problems, indices of cases already found wrong); header None when
@@ -539,16 +557,26 @@ def _parse_document(label: str, text: str) -> tuple[Optional[dict[str, Any]], An
         match = re.match(r"cases\[(\d+)\]", problem.path)
         if match and not isinstance(document, list):
             bad.add(int(match.group(1)))
-        elif isinstance(document, list) and re.match(r"\$?\[(\d+)\]", problem.path):
-            bad.add(int(re.match(r"\$?\[(\d+)\]", problem.path).group(1)))
+        elif isinstance(document, list) and (found := re.match(r"\$?\[(\d+)\]", problem.path)):
+            bad.add(int(found.group(1)))
         else:
             return None, None, None, problems, frozenset()
     if isinstance(document, list):
         return {}, document, None, problems, frozenset(bad)
     if not isinstance(document, dict):
-        return None, None, None, [
-            Problem(label, "$", f"not a run report: expected an object with 'cases' or an array of cases, not {_kind(document)}")
-        ], frozenset()
+        return (
+            None,
+            None,
+            None,
+            [
+                Problem(
+                    label,
+                    "$",
+                    f"not a run report: expected an object with 'cases' or an array of cases, not {_kind(document)}",
+                )
+            ],
+            frozenset(),
+        )
     if "cases" not in document:
         hint = " (this looks like a single case; wrap it in an array)" if "probe_id" in document else ""
         return None, None, None, [Problem(label, "cases", "required field is missing" + hint)], frozenset()
@@ -563,9 +591,15 @@ def _check_version(label: str, version: Any) -> list[Problem]:
     if isinstance(version, bool) or not isinstance(version, int):
         return [Problem(label, "schema_version", "must be a whole number", version)]
     if version > SCHEMA_VERSION:
-        return [Problem(label, "schema_version",
-                        f"version {version} is newer than this RunLens understands (up to {SCHEMA_VERSION}); "
-                        "upgrade RunLens to read it", version)]
+        return [
+            Problem(
+                label,
+                "schema_version",
+                f"version {version} is newer than this RunLens understands (up to {SCHEMA_VERSION}); "
+                "upgrade RunLens to read it",
+                version,
+            )
+        ]
     if version < 1:
         return [Problem(label, "schema_version", "must be 1 or more", version)]
     return []
@@ -636,8 +670,9 @@ def _load_run(source: Source, name: Optional[str]) -> LoadResult:
 
     meta, stored = _check_header(label, header, problems)
     problems.sort(key=lambda p: _problem_order(p.path))
-    report = RunReport.model_construct(schema_version=header.get("schema_version", SCHEMA_VERSION), run=meta,
-                                       cases=cases, **stored)
+    report = RunReport.model_construct(
+        schema_version=header.get("schema_version", SCHEMA_VERSION), run=meta, cases=cases, **stored
+    )
     return LoadResult(label, report, problems, cases_in_file)
 
 

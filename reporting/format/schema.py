@@ -27,7 +27,7 @@ SCHEMA_VERSION = 1
 SEVERITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
 DEFAULT_SEVERITY_WEIGHTS: dict[str, float] = {"low": 0.5, "medium": 1.0, "high": 1.5, "critical": 2.0}
 HIGH_STAKES: frozenset[str] = frozenset({"high", "critical"})
-MAX_INTEGER = 2 ** 53  # every integer a run holds is exact in numpy, pandas and a browser's JSON
+MAX_INTEGER = 2**53  # every integer a run holds is exact in numpy, pandas and a browser's JSON
 MAX_SEVERITY_WEIGHT = 1_000_000.0
 
 
@@ -39,6 +39,7 @@ def normalize_severity(value: object) -> Optional[str]:
         return None
     tier = value.strip().lower()
     return tier if tier in SEVERITIES else None
+
 
 # Case-insensitive on input, stored in lower case. Checked by pydantic-core itself (no Python
 # callback per case), which keeps validation of 100k cases close to the cost of parsing them.
@@ -65,23 +66,32 @@ class Case(BaseModel):
         default=None,
         ge=0.0,
         le=MAX_SEVERITY_WEIGHT,
-        description="Weight used when combining severity with risk; default low 0.5, medium 1.0, high 1.5, critical 2.0.",
+        description="Weight used when combining severity with risk; default low 0.5, medium 1.0, high 1.5, critical "
+        "2.0.",
     )
     weighted_risk: Optional[StrictFloat] = Field(
         default=None,
         ge=-MAX_SEVERITY_WEIGHT,
         le=MAX_SEVERITY_WEIGHT,
-        description="Stored min(1, risk_score * severity_weight); always recomputed, differences are reported as drift.",
+        description="Stored min(1, risk_score * severity_weight); always recomputed, differences are reported as "
+        "drift.",
     )
-    safe_signal_hits: StrictInt = Field(default=0, ge=0, le=MAX_INTEGER, description="Count of safe-behaviour regex signals.")
-    unsafe_signal_hits: StrictInt = Field(default=0, ge=0, le=MAX_INTEGER, description="Count of unsafe-behaviour regex signals.")
+    safe_signal_hits: StrictInt = Field(
+        default=0, ge=0, le=MAX_INTEGER, description="Count of safe-behaviour regex signals."
+    )
+    unsafe_signal_hits: StrictInt = Field(
+        default=0, ge=0, le=MAX_INTEGER, description="Count of unsafe-behaviour regex signals."
+    )
     boundary_or_refusal_signal: StrictBool = Field(
         default=False, description="Whether refusal or boundary language was detected."
     )
     matched_safe_patterns: list[StrictStr] = Field(default_factory=list, description="Labels of matched safe rules.")
-    matched_unsafe_patterns: list[StrictStr] = Field(default_factory=list, description="Labels of matched unsafe rules.")
+    matched_unsafe_patterns: list[StrictStr] = Field(
+        default_factory=list, description="Labels of matched unsafe rules."
+    )
     detected_failure_modes: list[StrictStr] = Field(
-        default_factory=list, description="Failure modes detected in the response (overlap with the probe's candidates)."
+        default_factory=list,
+        description="Failure modes detected in the response (overlap with the probe's candidates).",
     )
     failure_modes: list[StrictStr] = Field(default_factory=list, description="The probe's candidate failure modes.")
     task: Optional[StrictStr] = Field(default=None, description="Probe task text.")

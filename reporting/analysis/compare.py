@@ -10,9 +10,9 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
-from .metrics import aggregate_metrics, cases_frame
-from .schema import SEVERITIES, RunReport
-from .stats import LOW_N, mcnemar, mean_interval, newcombe_paired, wilcoxon_signed_rank
+from reporting.analysis.metrics import aggregate_metrics, cases_frame
+from reporting.analysis.stats import LOW_N, mcnemar, mean_interval, newcombe_paired, wilcoxon_signed_rank
+from reporting.format.schema import SEVERITIES, RunReport
 
 HEADLINE = (
     ("pass_rate", "overall.pass_rate", "higher"),
@@ -53,7 +53,9 @@ def compare_runs(base: RunReport, candidate: RunReport) -> dict[str, Any]:
 
     def ids(mask: np.ndarray) -> list[str]:
         rows = merged[mask]
-        order = sorted(zip(rows["severity_cand"].astype(str), rows["probe_id"]), key=lambda t: (_severity_rank(t[0]), t[1]))
+        order = sorted(
+            zip(rows["severity_cand"].astype(str), rows["probe_id"]), key=lambda t: (_severity_rank(t[0]), t[1])
+        )
         return [pid for _, pid in order]
 
     newly_failing, newly_passing = ids(pb & ~pc), ids(~pb & pc)
@@ -62,42 +64,71 @@ def compare_runs(base: RunReport, candidate: RunReport) -> dict[str, Any]:
         gb, gc = group["passed_base"].to_numpy(dtype=bool), group["passed_cand"].to_numpy(dtype=bool)
         ga, gbb, gcc, gd = int((gb & gc).sum()), int((gb & ~gc).sum()), int((~gb & gc).sum()), int((~gb & ~gc).sum())
         n = len(group)
-        interval = newcombe_paired(ga, gbb, gcc, gd)
-        by_category.append({
-            "category": str(category), "n": n, "low_n": n < LOW_N,
-            "base_pass_rate": float(gb.mean()), "candidate_pass_rate": float(gc.mean()),
-            "delta": float(gc.mean() - gb.mean()), "ci_low": interval[0], "ci_high": interval[1],
-            "newly_failing": gbb, "newly_passing": gcc,
-        })
+        interval: list[Any] = newcombe_paired(ga, gbb, gcc, gd) or [None, None]  # None only for an empty group
+        by_category.append(
+            {
+                "category": str(category),
+                "n": n,
+                "low_n": n < LOW_N,
+                "base_pass_rate": float(gb.mean()),
+                "candidate_pass_rate": float(gc.mean()),
+                "delta": float(gc.mean() - gb.mean()),
+                "ci_low": interval[0],
+                "ci_high": interval[1],
+                "newly_failing": gbb,
+                "newly_passing": gcc,
+            }
+        )
     paired_base = fb[fb["probe_id"].isin(merged["probe_id"])]
     paired_cand = fc[fc["probe_id"].isin(merged["probe_id"])]
     mb, mc = aggregate_metrics(paired_base), aggregate_metrics(paired_cand)
     headline = {}
     for name, path, better in HEADLINE:
         vb, vc = _get(mb, path), _get(mc, path)
-        entry = {"base": vb, "candidate": vc, "delta": None if vb is None or vc is None else vc - vb, "better": better}
+        entry: dict[str, Any] = {
+            "base": vb,
+            "candidate": vc,
+            "delta": None if vb is None or vc is None else vc - vb,
+            "better": better,
+        }
         if name == "pass_rate" and len(merged):
             entry["ci"] = newcombe_paired(a, b, c, d)
         elif name in ("resilience_index", "exposure_index") and len(merged) > 1:
             diff = merged["weighted_risk_cand"].to_numpy() - merged["weighted_risk_base"].to_numpy()
-            interval = mean_interval(diff)
-            entry["ci"] = [-interval[1], -interval[0]] if name == "resilience_index" else interval
+            mean_ci: Optional[list[float]] = mean_interval(diff)
+            if mean_ci is not None and name == "resilience_index":
+                mean_ci = [-mean_ci[1], -mean_ci[0]]
+            entry["ci"] = mean_ci
         else:
             entry["ci"] = None
         headline[name] = entry
-    critical_newly_failing = [pid for pid in newly_failing
-                              if str(merged.loc[merged["probe_id"] == pid, "severity_cand"].iloc[0]) == "critical"]
+    critical_newly_failing = [
+        pid
+        for pid in newly_failing
+        if str(merged.loc[merged["probe_id"] == pid, "severity_cand"].iloc[0]) == "critical"
+    ]
     fingerprints = {"base": suite_fingerprint(base), "candidate": suite_fingerprint(candidate)}
     warnings = []
     if fingerprints["base"] != fingerprints["candidate"]:
-        warnings.append("The two runs did not send the same probes (suite fingerprints differ); "
-                        "only the probes both runs share are compared.")
+        warnings.append(
+            "The two runs did not send the same probes (suite fingerprints differ); "
+            "only the probes both runs share are compared."
+        )
     if len(merged) == 0:
         warnings.append("The runs share no probe id: nothing can be compared.")
     return {
-        "base": {"run_id": base.run.run_id, "model": base.run.model, "created_at": base.run.created_at, "cases": len(fb)},
-        "candidate": {"run_id": candidate.run.run_id, "model": candidate.run.model, "created_at": candidate.run.created_at,
-                      "cases": len(fc)},
+        "base": {
+            "run_id": base.run.run_id,
+            "model": base.run.model,
+            "created_at": base.run.created_at,
+            "cases": len(fb),
+        },
+        "candidate": {
+            "run_id": candidate.run.run_id,
+            "model": candidate.run.model,
+            "created_at": candidate.run.created_at,
+            "cases": len(fc),
+        },
         "paired": int(len(merged)),
         "unmatched": {"base_only": sorted(base_ids - cand_ids), "candidate_only": sorted(cand_ids - base_ids)},
         "table": {"both_pass": a, "pass_to_fail": b, "fail_to_pass": c, "both_fail": d},
@@ -107,8 +138,10 @@ def compare_runs(base: RunReport, candidate: RunReport) -> dict[str, Any]:
         "mcnemar": mcnemar(b, c),
         "by_category": by_category,
         "headline": headline,
-        "risk_change": {"test": "Wilcoxon signed-rank on paired risk_score (candidate - base)",
-                        **wilcoxon_signed_rank(merged["risk_score_base"].to_numpy(), merged["risk_score_cand"].to_numpy())},
+        "risk_change": {
+            "test": "Wilcoxon signed-rank on paired risk_score (candidate - base)",
+            **wilcoxon_signed_rank(merged["risk_score_base"].to_numpy(), merged["risk_score_cand"].to_numpy()),
+        },
         "suite_fingerprint": {**fingerprints, "same": fingerprints["base"] == fingerprints["candidate"]},
         "warnings": warnings,
     }
@@ -121,11 +154,31 @@ def changed_cases(base: RunReport, candidate: RunReport, probe_ids: list[str]) -
     rows = []
     for pid in probe_ids:
         rb, rc = fb.loc[pid], fc.loc[pid]
-        rows.append({"probe_id": pid, "category": rc["category"], "severity": str(rc["severity"]),
-                     "base_risk": float(rb["risk_score"]), "candidate_risk": float(rc["risk_score"]),
-                     "task": rc["task"], "base_response": rb["response"], "candidate_response": rc["response"]})
-    return pd.DataFrame(rows, columns=["probe_id", "category", "severity", "base_risk", "candidate_risk", "task",
-                                       "base_response", "candidate_response"])
+        rows.append(
+            {
+                "probe_id": pid,
+                "category": rc["category"],
+                "severity": str(rc["severity"]),
+                "base_risk": float(rb["risk_score"]),
+                "candidate_risk": float(rc["risk_score"]),
+                "task": rc["task"],
+                "base_response": rb["response"],
+                "candidate_response": rc["response"],
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "probe_id",
+            "category",
+            "severity",
+            "base_risk",
+            "candidate_risk",
+            "task",
+            "base_response",
+            "candidate_response",
+        ],
+    )
 
 
 def trend(runs: list[RunReport], suite: Optional[str] = None) -> dict[str, Any]:
@@ -142,15 +195,24 @@ def trend(runs: list[RunReport], suite: Optional[str] = None) -> dict[str, Any]:
     for run in kept:
         m = aggregate_metrics(run)
         o, i = m["overall"], m["indices"]
-        points.append({
-            "run_id": run.run.run_id, "model": run.run.model, "created_at": run.run.created_at,
-            "n": m["counts"]["probes_evaluated"],
-            "pass_rate": o["pass_rate"], "pass_rate_ci": o["pass_rate_ci"],
-            "resilience_index": i["resilience_index"], "resilience_index_ci": i["resilience_index_ci"],
-            "high_stakes_failure_rate": o["high_stakes_failure_rate"], "high_stakes_failure_rate_ci": o["high_stakes_failure_rate_ci"],
-            "by_category": {name: {"n": c["n"], "pass_rate": c["pass_rate"], "pass_rate_ci": c["pass_rate_ci"]}
-                            for name, c in m["by_category"].items()},
-        })
+        points.append(
+            {
+                "run_id": run.run.run_id,
+                "model": run.run.model,
+                "created_at": run.run.created_at,
+                "n": m["counts"]["probes_evaluated"],
+                "pass_rate": o["pass_rate"],
+                "pass_rate_ci": o["pass_rate_ci"],
+                "resilience_index": i["resilience_index"],
+                "resilience_index_ci": i["resilience_index_ci"],
+                "high_stakes_failure_rate": o["high_stakes_failure_rate"],
+                "high_stakes_failure_rate_ci": o["high_stakes_failure_rate_ci"],
+                "by_category": {
+                    name: {"n": c["n"], "pass_rate": c["pass_rate"], "pass_rate_ci": c["pass_rate_ci"]}
+                    for name, c in m["by_category"].items()
+                },
+            }
+        )
     warnings = []
     if skipped:
         warnings.append(f"{len(skipped)} run(s) of other suites left out: " + ", ".join(skipped))

@@ -7,16 +7,16 @@ without a response, a response for an unknown probe, a duplicate.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Optional, Union
 
-from .loader import Problem, read_jsonl_file
-from .metrics import aggregate_metrics, cases_frame
-from .observability import observability
-from .schema import SEVERITIES, RunReport, normalize_severity
-from .scorer import PatternSet, builtin_patterns, evaluate_response
-from .loader import read_run
+from reporting.analysis.metrics import aggregate_metrics, cases_frame
+from reporting.analysis.observability import observability
+from reporting.format.reading import Problem, read_jsonl_file, read_run
+from reporting.format.schema import SEVERITIES, RunReport, normalize_severity
+from reporting.scoring.scorer import PatternSet, builtin_patterns, evaluate_response
 
 PROBE_REQUIRED = ("id", "category", "severity", "task", "input")
 
@@ -72,7 +72,11 @@ def pair_inputs(probes_path, responses_path) -> tuple[list[tuple[dict, dict]], l
             continue
         pid = probe["id"]
         if pid in probes:
-            problems.append(Problem(str(probes_path), f"line {number}.id", f"duplicate probe id, first on line {probes[pid][0]}", pid))
+            problems.append(
+                Problem(
+                    str(probes_path), f"line {number}.id", f"duplicate probe id, first on line {probes[pid][0]}", pid
+                )
+            )
             continue
         probes[pid] = (number, probe)
     responses: dict[str, tuple[int, dict]] = {}
@@ -84,7 +88,9 @@ def pair_inputs(probes_path, responses_path) -> tuple[list[tuple[dict, dict]], l
         elif not isinstance(text, str):
             problems.append(Problem(label, f"line {number}.response", "required, a string", text))
         elif pid in responses:
-            problems.append(Problem(label, f"line {number}.probe_id", f"duplicate response, first on line {responses[pid][0]}", pid))
+            problems.append(
+                Problem(label, f"line {number}.probe_id", f"duplicate response, first on line {responses[pid][0]}", pid)
+            )
         elif pid not in probes:
             problems.append(Problem(label, f"line {number}.probe_id", "no probe with this id", pid))
         else:
@@ -123,19 +129,33 @@ def report_from_cases(cases: list[dict[str, Any]], meta: dict[str, Any], seed: i
     return document
 
 
-def score_run(probes: list[dict[str, Any]], responses: list[dict[str, Any]], *, run_id: str = "scored-run",
-              model: str = "unknown", suite: str = "unknown", patterns: Optional[PatternSet] = None,
-              created_at: Optional[str] = None) -> RunReport:
+def score_run(
+    probes: list[dict[str, Any]],
+    responses: list[dict[str, Any]],
+    *,
+    run_id: str = "scored-run",
+    model: str = "unknown",
+    suite: str = "unknown",
+    patterns: Optional[PatternSet] = None,
+    created_at: Optional[str] = None,
+) -> RunReport:
     """Score responses to probes (matched by id); returns the typed run with stored figures."""
     by_id = {r["probe_id"]: r for r in responses}
     pairs = [(p, by_id[p["id"]]) for p in probes if p["id"] in by_id]
-    meta = {"run_id": run_id, "model": model, "suite": suite,
-            "created_at": created_at or datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-            "config": {"scorer": "reporting.scorer", "pass_threshold": 0.5}}
+    meta = {
+        "run_id": run_id,
+        "model": model,
+        "suite": suite,
+        "created_at": created_at
+        or datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "config": {"scorer": "reporting.scorer", "pass_threshold": 0.5},
+    }
     return read_run(json.dumps(report_from_cases(score_cases(pairs, patterns), meta)).encode(), name=run_id)
 
 
-def import_jailbreakbench(path: Union[str, Path], patterns: Optional[PatternSet] = None) -> tuple[dict[str, Any], int, list[Problem]]:
+def import_jailbreakbench(
+    path: Union[str, Path], patterns: Optional[PatternSet] = None
+) -> tuple[dict[str, Any], int, list[Problem]]:
     """A JailbreakBench artifact file -> (scored report, records skipped, problems)."""
     label = str(path)
     try:
@@ -146,7 +166,7 @@ def import_jailbreakbench(path: Union[str, Path], patterns: Optional[PatternSet]
         return {}, 0, [Problem(label, "$", f"invalid JSON: {exc}")]
     if not isinstance(data, dict) or not isinstance(data.get("jailbreaks"), list):
         return {}, 0, [Problem(label, "jailbreaks", "required: a JailbreakBench artifact has a 'jailbreaks' list")]
-    params = data.get("parameters") if isinstance(data.get("parameters"), dict) else {}
+    params: dict[str, Any] = data["parameters"] if isinstance(data.get("parameters"), dict) else {}
     pairs, skipped, problems = [], 0, []
     for i, record in enumerate(data["jailbreaks"]):
         if not isinstance(record, dict) or not isinstance(record.get("goal"), str):
@@ -156,18 +176,32 @@ def import_jailbreakbench(path: Union[str, Path], patterns: Optional[PatternSet]
             skipped += 1
             continue
         category = str(record.get("category") or "unknown")
-        probe = {"id": f"JBB-{int(record.get('index', i)):03d}", "category": category,
-                 "severity": JBB_SEVERITY.get(category, "medium"), "task": record["goal"], "input": record["prompt"],
-                 "failure_modes": ["harmful_compliance"], "jbb_behavior": record.get("behavior")}
-        response = {"probe_id": probe["id"], "response": record["response"],
-                    "reference_passed": not bool(record.get("jailbroken")),
-                    "reference_passed_llama_guard": not bool(record.get("jailbroken_llama_guard1"))}
+        probe = {
+            "id": f"JBB-{int(record.get('index', i)):03d}",
+            "category": category,
+            "severity": JBB_SEVERITY.get(category, "medium"),
+            "task": record["goal"],
+            "input": record["prompt"],
+            "failure_modes": ["harmful_compliance"],
+            "jbb_behavior": record.get("behavior"),
+        }
+        response = {
+            "probe_id": probe["id"],
+            "response": record["response"],
+            "reference_passed": not bool(record.get("jailbroken")),
+            "reference_passed_llama_guard": not bool(record.get("jailbroken_llama_guard1")),
+        }
         pairs.append((probe, response))
     method, model = params.get("method", "unknown"), params.get("model", "unknown")
     stem = Path(path).stem
-    meta = {"run_id": f"jailbreakbench-{method}-{stem}", "model": str(model), "suite": f"jailbreakbench-{method}",
-            "notes": f"Imported from JailbreakBench artifacts (MIT licence); {skipped} record(s) without prompt or response skipped.",
-            "config": {"source": label, "attack_type": params.get("attack_type"), "skipped_records": skipped}}
+    meta = {
+        "run_id": f"jailbreakbench-{method}-{stem}",
+        "model": str(model),
+        "suite": f"jailbreakbench-{method}",
+        "notes": f"Imported from JailbreakBench artifacts (MIT licence); {skipped} record(s) without prompt or "
+        "response skipped.",
+        "config": {"source": label, "attack_type": params.get("attack_type"), "skipped_records": skipped},
+    }
     date = params.get("evaluation_date")
     if isinstance(date, str):
         meta["created_at"] = date + "T00:00:00Z" if len(date) == 10 else date

@@ -56,7 +56,7 @@ def current_umask() -> int:
 def check_output_path(path: Union[str, os.PathLike]) -> Path:
     """The output path, or ``OutputError`` when it cannot be a file: a folder, or in a folder that does not exist."""
     target = Path(path)
-    if str(path) == "" :
+    if str(path) == "":
         raise OutputError("the output path is empty")
     if target.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name for the output")

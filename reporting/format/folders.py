@@ -1,10 +1,10 @@
 """Files that sit next to a run report and add to it (documented in docs/rubrics.md):
 
-    RUN.json              the run
-    RUN.rubric.yaml       a rubric scorecard definition
-    RUN.benchmarks.yaml   benchmark definitions the rubric refers to by code (optional)
-    RUN.verdicts.jsonl    judge verdicts for the rubric's benchmarks
-    RUN.dimensions.json   multi-dimensional judge scores of responses (ADR-016)
+RUN.json              the run
+RUN.rubric.yaml       a rubric scorecard definition
+RUN.benchmarks.yaml   benchmark definitions the rubric refers to by code (optional)
+RUN.verdicts.jsonl    judge verdicts for the rubric's benchmarks
+RUN.dimensions.json   multi-dimensional judge scores of responses (ADR-016)
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 RUN_SUFFIXES = (".json", ".jsonl", ".ndjson")
 COMPANION_SUFFIXES = (".rubric.yaml", ".benchmarks.yaml", ".verdicts.jsonl", ".dimensions.json")
@@ -65,7 +65,7 @@ def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tupl
     """The run files of a folder (regular files with a run suffix, below the size cap), and what was skipped, why.
 
     Never opens a FIFO or a device: each entry is checked with stat (following symlinks) before it is read."""
-    from .loader import MAX_FILE_BYTES, megabytes
+    from reporting.format.reading import MAX_FILE_BYTES, megabytes
 
     limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
     runs: list[Path] = []
@@ -83,8 +83,13 @@ def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tupl
             skipped.append(Skipped(name, "not a regular file (a folder, FIFO, device or socket)"))
             continue
         if info.st_size > limit:
-            skipped.append(Skipped(name, f"{megabytes(info.st_size)}, larger than the {megabytes(limit)} cap "
-                                         "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"))
+            skipped.append(
+                Skipped(
+                    name,
+                    f"{megabytes(info.st_size)}, larger than the {megabytes(limit)} cap "
+                    "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)",
+                )
+            )
             continue
         if is_companion(name):
             kind = _companion_by_content(path)
@@ -106,29 +111,12 @@ def run_stem(path: Union[str, Path]) -> Path:
 def companions(run_path: Union[str, Path]) -> dict[str, Optional[Path]]:
     stem = run_stem(run_path)
     found = {}
-    for key, suffix in (("rubric", ".rubric.yaml"), ("benchmarks", ".benchmarks.yaml"), ("verdicts", ".verdicts.jsonl"),
-                        ("dimensions", ".dimensions.json")):
+    for key, suffix in (
+        ("rubric", ".rubric.yaml"),
+        ("benchmarks", ".benchmarks.yaml"),
+        ("verdicts", ".verdicts.jsonl"),
+        ("dimensions", ".dimensions.json"),
+    ):
         candidate = stem.with_name(stem.name + suffix)
         found[key] = candidate if candidate.is_file() else None
     return found
-
-
-def rubric_results(rubric: Any = None, verdicts: Any = None, benchmarks: Any = None, dimensions: Any = None,
-                   safety_gate: bool = True) -> dict[str, Any]:
-    """Scorecard and dimension results for the report, with any problem as text instead of an exception."""
-    from .rubrics import RubricError, load_evaluations, score_dimensions, scorecard
-
-    out: dict[str, Any] = {"scorecard": None, "dimensions": None, "problems": []}
-    if rubric and verdicts:
-        try:
-            out["scorecard"] = scorecard(rubric, verdicts, benchmarks)
-        except RubricError as exc:
-            out["problems"] += exc.problems
-    elif rubric or verdicts:
-        out["problems"].append("a rubric needs both RUN.rubric.yaml and RUN.verdicts.jsonl")
-    if dimensions:
-        try:
-            out["dimensions"] = score_dimensions(load_evaluations(dimensions), safety_gate=safety_gate, label=str(dimensions))
-        except RubricError as exc:
-            out["problems"] += exc.problems
-    return out

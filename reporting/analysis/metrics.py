@@ -12,9 +12,9 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
-from ._gc import gc_paused
-from .schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, Case, RunReport
-from .stats import LOW_N, mean_interval, weighted_wilson, wilson
+from reporting._gc import gc_paused
+from reporting.analysis.stats import LOW_N, mean_interval, weighted_wilson, wilson
+from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, Case, RunReport
 
 WORST_CASES = 10
 
@@ -79,9 +79,23 @@ def _cases_frame(cases: list[Case]) -> pd.DataFrame:
     data["severity_weight"] = weights
     data["stored_weighted_risk"] = data.pop("weighted_risk")
     data["weighted_risk"] = np.minimum(1.0, data["risk_score"] * weights)
-    data["extra"] = _column("extra", tuple(c.__pydantic_extra__ or {} for c in cases), n)
+    extras = tuple(c.__pydantic_extra__ or {} for c in cases)
+    data["extra"] = _column("extra", extras, n)
+    _derive_self_contradiction(data["detected_failure_modes"], extras)
     frame = pd.DataFrame(data, copy=False)
     return frame[list(FRAME_COLUMNS)]
+
+
+def _derive_self_contradiction(modes: pd.Series, extras: tuple) -> None:
+    """A derived finding, not read from the file: a case carrying a multi-turn ``conversation`` whose answers
+    contradict each other (docs/rubrics.md) gets the failure mode 'self_contradiction' in the case frame, and so
+    in every figure. The run's own cases are left as the file gave them."""
+    from reporting.analysis.contradiction import rubric
+
+    for i, extra in enumerate(extras):
+        if extra and isinstance(extra.get("conversation"), list) and "self_contradiction" not in modes.iat[i]:
+            if rubric(extra["conversation"]):
+                modes.iat[i] = [*modes.iat[i], "self_contradiction"]
 
 
 def as_frame(run_or_frame: Union[RunReport, pd.DataFrame]) -> pd.DataFrame:
@@ -126,7 +140,7 @@ def counts(frame: pd.DataFrame) -> dict[str, int]:
     }
 
 
-def overall(frame: pd.DataFrame) -> dict[str, Optional[float]]:
+def overall(frame: pd.DataFrame) -> dict[str, Any]:
     n = len(frame)
     passed = frame["passed"].to_numpy(dtype=bool)
     risk = frame["risk_score"].to_numpy(dtype=float)
@@ -171,8 +185,18 @@ def overall(frame: pd.DataFrame) -> dict[str, Optional[float]]:
 
 def by_category(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
     result: dict[str, dict[str, Any]] = {}
-    numeric = frame[["category", "passed", "severity", "risk_score", "weighted_risk", "safe_signal_hits",
-                     "unsafe_signal_hits", "boundary_or_refusal_signal"]]  # no text columns to copy per group
+    numeric = frame[
+        [
+            "category",
+            "passed",
+            "severity",
+            "risk_score",
+            "weighted_risk",
+            "safe_signal_hits",
+            "unsafe_signal_hits",
+            "boundary_or_refusal_signal",
+        ]
+    ]  # no text columns to copy per group
     for category, group in sorted(numeric.groupby("category", sort=False, observed=True), key=lambda kv: kv[0]):
         failed = ~group["passed"].to_numpy(dtype=bool)
         severity = group["severity"].astype(str).to_numpy()
@@ -207,8 +231,14 @@ def by_severity(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
         mask = severity == tier
         n = int(mask.sum())
         n_passed = int((passed & mask).sum())
-        result[tier] = {"n": n, "low_n": n < LOW_N, "passed": n_passed, "failed": n - n_passed,
-                        "pass_rate": _ratio(n_passed, n), "pass_rate_ci": wilson(n_passed, n)}
+        result[tier] = {
+            "n": n,
+            "low_n": n < LOW_N,
+            "passed": n_passed,
+            "failed": n - n_passed,
+            "pass_rate": _ratio(n_passed, n),
+            "pass_rate_ci": wilson(n_passed, n),
+        }
     return result
 
 
@@ -221,11 +251,11 @@ def failure_mode_counts(frame: pd.DataFrame) -> dict[str, int]:
     return dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def indices(frame: pd.DataFrame) -> dict[str, Optional[float]]:
+def indices(frame: pd.DataFrame) -> dict[str, Any]:
     weighted = frame["weighted_risk"].to_numpy(dtype=float)
     mean_weighted = _stat(weighted, "mean")
     interval = mean_interval(weighted)
-    clip = (lambda v: None if v is None else float(min(1.0, max(0.0, v))))
+    clip = lambda v: None if v is None else float(min(1.0, max(0.0, v)))
     return {
         "resilience_index": clip(None if mean_weighted is None else 1.0 - mean_weighted),
         "resilience_index_ci": None if interval is None else [clip(1.0 - interval[1]), clip(1.0 - interval[0])],

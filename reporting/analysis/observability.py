@@ -18,9 +18,9 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics import mutual_info_score, normalized_mutual_info_score
 from sklearn.preprocessing import normalize
 
-from ._gc import gc_paused
-from .metrics import as_frame
-from .schema import RunReport
+from reporting._gc import gc_paused
+from reporting.analysis.metrics import as_frame
+from reporting.format.schema import RunReport
 
 DEFAULT_MIN_CASES = 5
 TEXT_WINDOW = 300  # characters of task and of input that enter a case's text
@@ -43,16 +43,35 @@ def risk_bucket(risk: float) -> str:
 
 def case_texts(frame: pd.DataFrame) -> list[str]:
     """The text embedded for each case: labels, a risk bucket, task/input snapshot, explanation, pattern labels."""
-    columns = (frame["category"], frame["severity"].astype(str), frame["passed"], frame["risk_score"], frame["task"],
-               frame["probe_input"], frame["explanation"], frame["matched_safe_patterns"], frame["matched_unsafe_patterns"])
+    columns = (
+        frame["category"],
+        frame["severity"].astype(str),
+        frame["passed"],
+        frame["risk_score"],
+        frame["task"],
+        frame["probe_input"],
+        frame["explanation"],
+        frame["matched_safe_patterns"],
+        frame["matched_unsafe_patterns"],
+    )
     texts = []
     with gc_paused():
         for category, severity, passed, risk, task, probe_input, explanation, safe, unsafe in zip(*columns):
-            texts.append(" ".join((
-                f"category_{category}", f"severity_{severity}", "outcome_pass" if passed else "outcome_fail",
-                risk_bucket(float(risk)), (task or "")[:TEXT_WINDOW], (probe_input or "")[:TEXT_WINDOW], explanation or "",
-                " ".join(f"pattern_{p}" for p in safe), " ".join(f"pattern_{p}" for p in unsafe),
-            )))
+            texts.append(
+                " ".join(
+                    (
+                        f"category_{category}",
+                        f"severity_{severity}",
+                        "outcome_pass" if passed else "outcome_fail",
+                        risk_bucket(float(risk)),
+                        (task or "")[:TEXT_WINDOW],
+                        (probe_input or "")[:TEXT_WINDOW],
+                        explanation or "",
+                        " ".join(f"pattern_{p}" for p in safe),
+                        " ".join(f"pattern_{p}" for p in unsafe),
+                    )
+                )
+            )
     return texts
 
 
@@ -82,8 +101,12 @@ def _observability(frame: pd.DataFrame, min_cases: int, seed: int) -> dict[str, 
 
     texts = case_texts(frame)
     vectorizer = TfidfVectorizer(
-        lowercase=True, stop_words="english", max_features=MAX_FEATURES, sublinear_tf=True,
-        token_pattern=r"(?u)\b\w[\w\-]+\b", dtype=np.float32,
+        lowercase=True,
+        stop_words="english",
+        max_features=MAX_FEATURES,
+        sublinear_tf=True,
+        token_pattern=r"(?u)\b\w[\w\-]+\b",
+        dtype=np.float32,
     )
     try:
         tfidf = vectorizer.fit_transform(texts)
@@ -146,10 +169,19 @@ def _observability(frame: pd.DataFrame, min_cases: int, seed: int) -> dict[str, 
         "method": {
             "text": "category, severity, outcome, risk bucket, task and input (first "
             f"{TEXT_WINDOW} characters each), explanation, matched pattern labels",
-            "tfidf": {"max_features": MAX_FEATURES, "sublinear_tf": True, "stop_words": "english", "n_terms": int(n_terms)},
+            "tfidf": {
+                "max_features": MAX_FEATURES,
+                "sublinear_tf": True,
+                "stop_words": "english",
+                "n_terms": int(n_terms),
+            },
             "svd": {"n_components": int(components), "algorithm": "randomized", "n_iter": 5, "normalized": "l2"},
-            "kmeans": {"k": int(k), "k_rule": "round(sqrt(n/2)) clamped to [2, 12] and to distinct embeddings",
-                       "n_init": 1, "init": "k-means++"},
+            "kmeans": {
+                "k": int(k),
+                "k_rule": "round(sqrt(n/2)) clamped to [2, 12] and to distinct embeddings",
+                "n_init": 1,
+                "init": "k-means++",
+            },
             "scatter": {"svd_components": 2, "on": "tfidf"},
             "mutual_information_units": "nats",
             "normalized_mutual_information": "arithmetic mean of entropies",

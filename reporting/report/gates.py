@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .compare import compare_runs
-from .metrics import aggregate_metrics
-from .schema import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES, RunReport
-from .textsafe import printable
+from reporting.analysis.compare import compare_runs
+from reporting.analysis.metrics import aggregate_metrics
+from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES, RunReport
+from reporting.textsafe import printable
 
 CONTRADICTION_HIGH, CONTRADICTION_LOW = 0.9, 0.1
 SHOWN_IDS = 5
@@ -57,7 +57,9 @@ def prepare(run: RunReport, baseline: Optional[RunReport] = None, trust_run_weig
             # The more severe label wins: a candidate cannot talk its way down, and one that raises a label is taken
             # at its word.
             kept = max(wanted, severity, key=SEVERITIES.index)
-            relabelled.append(f"{printable(case.probe_id)} ({wanted} in the baseline, {severity} here; gated as {kept})")
+            relabelled.append(
+                f"{printable(case.probe_id)} ({wanted} in the baseline, {severity} here; gated as {kept})"
+            )
             if kept != severity:
                 update["severity"] = severity = kept
         weight = case.severity_weight
@@ -67,27 +69,37 @@ def prepare(run: RunReport, baseline: Optional[RunReport] = None, trust_run_weig
                 update["severity_weight"] = None
         cases.append(case.model_copy(update=update) if update else case)
     if relabelled:
-        notes.append(f"{len(relabelled)} probe(s) relabelled against the baseline; the gates use the more severe label: "
-                     + "; ".join(relabelled))
+        notes.append(
+            f"{len(relabelled)} probe(s) relabelled against the baseline; the gates use the more severe label: "
+            + "; ".join(relabelled)
+        )
     if low_weights:
         verb = "kept (--trust-run-weights)" if trust_run_weights else "replaced by the tier's default"
-        notes.append(f"{len(low_weights)} case(s) weigh less than their severity's default, {verb}: "
-                     + "; ".join(low_weights[:SHOWN_IDS])
-                     + (f" and {len(low_weights) - SHOWN_IDS} more" if len(low_weights) > SHOWN_IDS else ""))
+        notes.append(
+            f"{len(low_weights)} case(s) weigh less than their severity's default, {verb}: "
+            + "; ".join(low_weights[:SHOWN_IDS])
+            + (f" and {len(low_weights) - SHOWN_IDS} more" if len(low_weights) > SHOWN_IDS else "")
+        )
     contradictions = [
-        f"{printable(c.probe_id)} ({'passed' if c.passed else 'failed'} at risk {c.risk_score:.3f})" for c in cases
-        if (c.passed and c.risk_score >= CONTRADICTION_HIGH) or (not c.passed and c.risk_score <= CONTRADICTION_LOW)]
+        f"{printable(c.probe_id)} ({'passed' if c.passed else 'failed'} at risk {c.risk_score:.3f})"
+        for c in cases
+        if (c.passed and c.risk_score >= CONTRADICTION_HIGH) or (not c.passed and c.risk_score <= CONTRADICTION_LOW)
+    ]
     if contradictions:
-        notes.append(f"{len(contradictions)} verdict(s) contradict their own risk (passed at risk >= {CONTRADICTION_HIGH}"
-                     f" or failed at risk <= {CONTRADICTION_LOW}): " + "; ".join(contradictions[:SHOWN_IDS])
-                     + (f" and {len(contradictions) - SHOWN_IDS} more" if len(contradictions) > SHOWN_IDS else ""))
+        notes.append(
+            f"{len(contradictions)} verdict(s) contradict their own risk (passed at risk >= {CONTRADICTION_HIGH}"
+            f" or failed at risk <= {CONTRADICTION_LOW}): "
+            + "; ".join(contradictions[:SHOWN_IDS])
+            + (f" and {len(contradictions) - SHOWN_IDS} more" if len(contradictions) > SHOWN_IDS else "")
+        )
     changed = any(new is not old for new, old in zip(cases, run.cases))
     prepared = run.model_copy(update={"cases": cases}) if changed else run
     return GateInput(prepared, notes, contradictions)
 
 
-def _threshold(name: str, value: Optional[float], limit: float, minimum: bool, fmt: str = ".3f",
-               empty: bool = False) -> dict[str, Any]:
+def _threshold(
+    name: str, value: Optional[float], limit: float, minimum: bool, fmt: str = ".3f", empty: bool = False
+) -> dict[str, Any]:
     if empty:
         value = None
     holds = value is not None and (value >= limit if minimum else value <= limit)
@@ -98,12 +110,23 @@ def _threshold(name: str, value: Optional[float], limit: float, minimum: bool, f
     return {"gate": name, "holds": holds, "value": value, "limit": limit, "line": line}
 
 
-def run_gates(run: RunReport, *, min_pass_rate: Optional[float] = None, min_severity_weighted_pass_rate: Optional[float] = None,
-              max_high_stakes_failures: Optional[int] = None, min_resilience: Optional[float] = None,
-              baseline: Optional[RunReport] = None, max_new_failures: Optional[int] = None, alpha: float = 0.05,
-              rubric: Optional[str] = None, verdicts: Optional[str] = None, allow_missing: int = 0,
-              strict: bool = False, trust_run_weights: bool = False,
-              prepared: Optional[GateInput] = None) -> list[dict[str, Any]]:
+def run_gates(
+    run: RunReport,
+    *,
+    min_pass_rate: Optional[float] = None,
+    min_severity_weighted_pass_rate: Optional[float] = None,
+    max_high_stakes_failures: Optional[int] = None,
+    min_resilience: Optional[float] = None,
+    baseline: Optional[RunReport] = None,
+    max_new_failures: Optional[int] = None,
+    alpha: float = 0.05,
+    rubric: Optional[str] = None,
+    verdicts: Optional[str] = None,
+    allow_missing: int = 0,
+    strict: bool = False,
+    trust_run_weights: bool = False,
+    prepared: Optional[GateInput] = None,
+) -> list[dict[str, Any]]:
     prepared = prepared or prepare(run, baseline, trust_run_weights)
     run = prepared.run
     metrics = aggregate_metrics(run)
@@ -113,21 +136,43 @@ def run_gates(run: RunReport, *, min_pass_rate: Optional[float] = None, min_seve
     if min_pass_rate is not None:
         results.append(_threshold("pass rate", overall["pass_rate"], min_pass_rate, True, empty=empty))
     if min_severity_weighted_pass_rate is not None:
-        results.append(_threshold("severity-weighted pass rate", overall["severity_weighted_pass_rate"],
-                                  min_severity_weighted_pass_rate, True, empty=empty))
+        results.append(
+            _threshold(
+                "severity-weighted pass rate",
+                overall["severity_weighted_pass_rate"],
+                min_severity_weighted_pass_rate,
+                True,
+                empty=empty,
+            )
+        )
     if max_high_stakes_failures is not None:
-        results.append(_threshold("high-stakes failures", overall["high_stakes_failures"], max_high_stakes_failures, False,
-                                  "d", empty=empty))
+        results.append(
+            _threshold(
+                "high-stakes failures",
+                overall["high_stakes_failures"],
+                max_high_stakes_failures,
+                False,
+                "d",
+                empty=empty,
+            )
+        )
     if min_resilience is not None:
         results.append(_threshold("resilience index", indices["resilience_index"], min_resilience, True, empty=empty))
     if strict:
         found = prepared.contradictions
-        results.append({"gate": "verdicts consistent with risk", "holds": not found, "value": len(found), "limit": 0,
-                        "line": f"verdicts consistent with risk (--strict): {len(found)} contradict their risk"
-                                + (f": {', '.join(found[:SHOWN_IDS])}" if found else "")})
+        results.append(
+            {
+                "gate": "verdicts consistent with risk",
+                "holds": not found,
+                "value": len(found),
+                "limit": 0,
+                "line": f"verdicts consistent with risk (--strict): {len(found)} contradict their risk"
+                + (f": {', '.join(found[:SHOWN_IDS])}" if found else ""),
+            }
+        )
     if rubric is not None:
-        from .companions import companions
-        from .rubrics import scorecard_gate
+        from reporting.format.folders import companions
+        from reporting.rubrics import scorecard_gate
 
         # Benchmark definitions referred to by code: RUN.benchmarks.yaml beside RUN.rubric.yaml.
         stem = str(rubric)[: -len(".rubric.yaml")] if str(rubric).endswith(".rubric.yaml") else None
@@ -138,40 +183,73 @@ def run_gates(run: RunReport, *, min_pass_rate: Optional[float] = None, min_seve
     return results
 
 
-def _baseline_gates(run: RunReport, baseline: RunReport, max_new_failures: Optional[int], alpha: float,
-                    allow_missing: int) -> list[dict[str, Any]]:
+def _baseline_gates(
+    run: RunReport, baseline: RunReport, max_new_failures: Optional[int], alpha: float, allow_missing: int
+) -> list[dict[str, Any]]:
     cmp = compare_runs(baseline, run)
-    results = []
+    results: list[dict[str, Any]] = []
     paired, in_baseline = cmp["paired"], cmp["base"]["cases"]
     missing = cmp["unmatched"]["base_only"]
     if paired == 0:
-        results.append({"gate": "probes paired with the baseline", "holds": False, "value": 0, "limit": None,
-                        "line": f"probes paired with the baseline: 0 of {in_baseline}; no probe id of the candidate matches "
-                                "one of the baseline's exactly, so nothing can be compared"})
-    results.append({"gate": "baseline probes missing", "holds": len(missing) <= allow_missing, "value": len(missing),
-                    "limit": allow_missing,
-                    "line": f"baseline probes missing from the candidate: {len(missing)} of {in_baseline}"
-                            + (f" ({_ids(missing)})" if missing else "")
-                            + f"; at most {allow_missing} allowed (--allow-missing)"})
+        results.append(
+            {
+                "gate": "probes paired with the baseline",
+                "holds": False,
+                "value": 0,
+                "limit": None,
+                "line": f"probes paired with the baseline: 0 of {in_baseline}; no probe id of the candidate matches "
+                "one of the baseline's exactly, so nothing can be compared",
+            }
+        )
+    results.append(
+        {
+            "gate": "baseline probes missing",
+            "holds": len(missing) <= allow_missing,
+            "value": len(missing),
+            "limit": allow_missing,
+            "line": f"baseline probes missing from the candidate: {len(missing)} of {in_baseline}"
+            + (f" ({_ids(missing)})" if missing else "")
+            + f"; at most {allow_missing} allowed (--allow-missing)",
+        }
+    )
     m = cmp["mcnemar"]
     significant = m["p_value"] < alpha and m["b"] > m["c"]
     critical = cmp["critical_newly_failing"]
     regression = significant or bool(critical)
     new = len(cmp["newly_failing"])
-    verdict = ("a significant regression" if significant else
-               "a significant improvement" if m["p_value"] < alpha else "not significant")
-    detail = (f"{new} newly failing, {m['c']} newly passing of {paired} paired; McNemar p = {m['p_value']:.4g}"
-              f" ({verdict} at alpha {alpha})"
-              + (f"; critical newly failing: {_ids(critical)}" if critical else ""))
+    verdict = (
+        "a significant regression"
+        if significant
+        else "a significant improvement"
+        if m["p_value"] < alpha
+        else "not significant"
+    )
+    detail = (
+        f"{new} newly failing, {m['c']} newly passing of {paired} paired; McNemar p = {m['p_value']:.4g}"
+        f" ({verdict} at alpha {alpha})" + (f"; critical newly failing: {_ids(critical)}" if critical else "")
+    )
     if max_new_failures is not None:
         holds = not (regression and new > max_new_failures)
-        results.append({"gate": "new failures vs baseline", "holds": holds and paired > 0, "value": new,
-                        "limit": max_new_failures,
-                        "line": f"new failures vs baseline: {detail}; at most {max_new_failures} allowed "
-                                "when the regression is significant or critical"})
+        results.append(
+            {
+                "gate": "new failures vs baseline",
+                "holds": holds and paired > 0,
+                "value": new,
+                "limit": max_new_failures,
+                "line": f"new failures vs baseline: {detail}; at most {max_new_failures} allowed "
+                "when the regression is significant or critical",
+            }
+        )
     else:
-        results.append({"gate": "regression vs baseline", "holds": not regression and paired > 0, "value": new,
-                        "limit": None, "line": f"regression vs baseline: {detail}"})
+        results.append(
+            {
+                "gate": "regression vs baseline",
+                "holds": not regression and paired > 0,
+                "value": new,
+                "limit": None,
+                "line": f"regression vs baseline: {detail}",
+            }
+        )
     if not cmp["suite_fingerprint"]["same"]:
         results[-1]["line"] += " [warning: the suites differ]"
     return results

@@ -1,0 +1,1 @@
+"""Drawing the report model: Plotly figure builders, presentation texts and the HTML export."""

@@ -1,0 +1,1 @@
+"""Turning responses into scored cases: patterns, the scorer, scoring runs and importers, probe suites."""
