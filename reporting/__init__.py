@@ -26,7 +26,9 @@ _PUBLIC = {
     "aggregate_metrics": "reporting.analysis.metrics",
     "cases_frame": "reporting.analysis.metrics",
     "observability": "reporting.analysis.observability",
-    "build_report": "reporting.report.model",
+    "build_report": "reporting.report.build",
+    "Report": "reporting.report.model",
+    "report_document": "reporting.report.serialise",
     "evaluate_response": "reporting.scoring.scorer",
     "load_patterns": "reporting.scoring.scorer",
     "score_run": "reporting.scoring.runs",
@@ -41,6 +43,7 @@ __all__ = [
     "Problem",
     "ReportError",
     "RunMeta",
+    "Report",
     "RunReport",
     "__version__",
     "aggregate_metrics",
@@ -53,6 +56,7 @@ __all__ = [
     "observability",
     "read_run",
     "render_html",
+    "report_document",
     "score_run",
 ]
 
@@ -63,7 +67,9 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load o
     from reporting.format.reading import LoadResult, Problem, ReportError, load_run, read_run
     from reporting.format.schema import SCHEMA_VERSION, Case, RunMeta, RunReport, json_schema
     from reporting.render.html import render_html
-    from reporting.report.model import build_report
+    from reporting.report.build import build_report
+    from reporting.report.model import Report
+    from reporting.report.serialise import report_document
     from reporting.scoring.runs import score_run
     from reporting.scoring.scorer import evaluate_response, load_patterns
 

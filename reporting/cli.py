@@ -6,11 +6,12 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Optional
 
 from reporting._version import __version__
-from reporting.format import reading as loader
+from reporting.analysis.registry import GATED
+from reporting.format import problems as files
+from reporting.format.problems import InputError
 from reporting.format.reading import load_run
 from reporting.format.schema import SEVERITIES, json_schema
 from reporting.format.writing import OutputError, check_output_path, dumps, write_atomic
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 DEFAULT_MIN_CASES = 5  # the same default as reporting.analysis.observability (a test keeps them equal)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+COMPANION_OPTIONS = ("rubric", "verdicts", "benchmarks", "dimensions")
+GATES = tuple(f.gate for f in GATED if f.gate is not None)
 
 
 class BadInput(Exception):
@@ -79,22 +82,49 @@ def _load_valid(path: str):
     return result.run
 
 
+def _companions(args: argparse.Namespace):
+    """Rubric files beside the run (RUN.rubric.yaml, ...), or the ones named by --rubric and the like."""
+    from reporting.report.companions import Companions
+
+    return Companions.beside(args.run, **{key: getattr(args, key) for key in COMPANION_OPTIONS})
+
+
+def _report(args: argparse.Namespace, run):
+    from reporting.report.build import build_report
+
+    return build_report(
+        run, filters=_filters(args), companions=_companions(args), min_cases=args.min_cases, seed=args.seed
+    )
+
+
+def _rubric_problems(report) -> int:
+    """A broken companion never stops the report of the run it sits next to: the report is written and carries
+    the problem, which is also printed here, and the exit code says something was wrong."""
+    problems = report.rubrics.problems if report.rubrics is not None else ()
+    for problem in problems:
+        _err(problem)
+    if problems:
+        _err(f"{len(problems)} problem(s) in the rubric files; the report carries them under 'rubrics'")
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
 def cmd_recompute(args: argparse.Namespace) -> int:
     if args.output:
         _refuse_overwriting_input(args.output, args.run)
         check_output_path(args.output)
     run = _load_valid(args.run)
-    from reporting.report.model import build_report
+    from reporting.report.serialise import report_document
 
-    report = build_report(run, filters=_filters(args), min_cases=args.min_cases, seed=args.seed)
-    text = dumps(report)
+    report = _report(args, run)
+    text = dumps(report_document(report))
     if args.output:
         _refuse_overwriting_input(args.output, args.run)
         write_atomic(args.output, text + "\n")
-        _err(f"wrote {args.output}: {len(report['cases'])} case(s), {len(report['drift'])} drift finding(s)")
+        _err(f"wrote {args.output}: {report.shown} case(s), {len(report.drift)} drift finding(s)")
     else:
         _out(text)
-    return EXIT_OK
+    return _rubric_problems(report)
 
 
 def _refuse_overwriting_input(output: str, source: str) -> None:
@@ -122,34 +152,25 @@ def cmd_export(args: argparse.Namespace) -> int:
     output = args.output or default_html_path(args.run)
     _refuse_overwriting_input(output, args.run)
     check_output_path(output)
-    filters = _filters(args)
-    from reporting.report.model import build_report
-
-    report = build_report(run, filters=filters, min_cases=args.min_cases, seed=args.seed)
-    from reporting.format.folders import companions
-    from reporting.report.companions import rubric_results
-
-    found = companions(args.run)
-    rubric_files = {key: getattr(args, key) or found[key] for key in ("rubric", "verdicts", "benchmarks", "dimensions")}
-    rubrics = (
-        rubric_results(
-            rubric_files["rubric"], rubric_files["verdicts"], rubric_files["benchmarks"], rubric_files["dimensions"]
-        )
-        if any(rubric_files.values())
-        else None
-    )
-    # A broken companion never stops the report of the run it sits next to: the report is written and shows the
-    # problem, which is also printed here, and the exit code says something was wrong.
-    html = render_html(report, title=args.title, timestamp=stamp, rubrics=rubrics)
+    report = _report(args, run)
+    html = render_html(report, title=args.title, timestamp=stamp)
     write_atomic(output, html)
-    shown = report["filters"]["cases_shown"]
-    _err(f"wrote {output}: {shown} of {len(run.cases)} case(s), {len(html) / 1e6:.1f} MB")
-    if rubrics and rubrics["problems"]:
-        for problem in rubrics["problems"]:
-            _err(problem)
-        _err(f"{len(rubrics['problems'])} problem(s) in the rubric files; the report shows them in its Rubrics section")
-        return EXIT_BAD_INPUT
-    return EXIT_OK
+    _err(f"wrote {output}: {report.shown} of {report.total} case(s), {len(html) / 1e6:.1f} MB")
+    return _rubric_problems(report)
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed of the embedding and clustering (default 0)")
+    p.add_argument("--rubric", metavar="RUBRIC.yaml", help="default: RUN.rubric.yaml next to the run, if present")
+    p.add_argument("--verdicts", metavar="V.jsonl", help="default: RUN.verdicts.jsonl next to the run, if present")
+    p.add_argument("--benchmarks", metavar="DEFS.yaml", help="default: RUN.benchmarks.yaml next to the run, if present")
+    p.add_argument(
+        "--dimensions", metavar="EVALS.json", help="default: RUN.dimensions.json next to the run, if present"
+    )
+    _add_filter_options(p)
 
 
 def _add_filter_options(p: argparse.ArgumentParser) -> None:
@@ -161,20 +182,19 @@ def _add_filter_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--failure-mode", action="append", metavar="M", help="keep cases with this detected failure mode (repeatable)"
     )
-    p.add_argument("--search", metavar="TEXT", help="keep cases whose task, input or response contains TEXT")
+    p.add_argument(
+        "--search", metavar="TEXT", help="keep cases whose probe id, category, task, input or response contains TEXT"
+    )
 
 
 def _patterns(args: argparse.Namespace):
-    from reporting.scoring.scorer import PatternError, load_patterns
+    from reporting.scoring.scorer import load_patterns
 
-    try:
-        return load_patterns(args.patterns)
-    except PatternError as exc:
-        raise BadInput(str(exc)) from None
+    return load_patterns(args.patterns)  # a PatternError is an InputError: main prints each problem, exit 2
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from reporting.scoring.runs import pair_inputs, report_from_cases, score_cases
+    from reporting.scoring.runs import pair_inputs, report_from_cases, score_cases, scoring_meta
 
     patterns = _patterns(args)
     _refuse_overwriting_input(args.output, args.probes)
@@ -186,13 +206,12 @@ def cmd_score(args: argparse.Namespace) -> int:
             _err(str(problem))
         _err(f"scored nothing: {len(problems)} problem(s) in the inputs; {len(pairs)} probe(s) had a usable response")
         return EXIT_BAD_INPUT
-    meta = {
-        "run_id": args.run_id or os.path.splitext(os.path.basename(args.output))[0],
-        "model": args.model or "unknown",
-        "suite": args.suite or os.path.basename(args.probes),
-        "created_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-        "config": {"scorer": "reporting.scorer", "patterns": args.patterns or "built-in"},
-    }
+    meta = scoring_meta(
+        args.run_id or os.path.splitext(os.path.basename(args.output))[0],
+        args.model or "unknown",
+        args.suite or os.path.basename(args.probes),
+        patterns=args.patterns,
+    )
     report = report_from_cases(score_cases(pairs, patterns), meta)
     write_atomic(args.output, dumps(report) + "\n")
     counts = report["aggregate_metrics"]["counts"]
@@ -313,17 +332,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.max_new_failures is not None and baseline is None:
         raise BadInput("--max-new-failures needs --baseline BASE.json")
     from reporting.report.gates import prepare
-    from reporting.rubrics import RubricError
 
     prepared = prepare(run, baseline, trust_run_weights=args.trust_run_weights)
-    try:
-        results = _gates(run, args, baseline, prepared)
-    except RubricError as exc:
-        raise BadInput(*exc.problems) from None
+    results = _gates(run, args, baseline, prepared)
     if not results:
         raise BadInput(
-            "no gate given: use --min-pass-rate, --min-severity-weighted-pass-rate, --max-high-stakes-failures, "
-            "--min-resilience, --rubric/--verdicts or --baseline"
+            "no gate given: use " + ", ".join(_flag(g.option) for g in GATES) + ", --rubric/--verdicts or --baseline"
         )
     for note in prepared.notes:
         _out("note   " + note)
@@ -334,15 +348,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
+
+
+def _thresholds(args: argparse.Namespace) -> dict[str, float]:
+    return {g.option: getattr(args, g.option) for g in GATES if getattr(args, g.option) is not None}
+
+
 def _gates(run, args, baseline, prepared):
     from reporting.report.gates import run_gates
 
     return run_gates(
         run,
-        min_pass_rate=args.min_pass_rate,
-        min_severity_weighted_pass_rate=args.min_severity_weighted_pass_rate,
-        max_high_stakes_failures=args.max_high_stakes_failures,
-        min_resilience=args.min_resilience,
+        thresholds=_thresholds(args),
         baseline=baseline,
         max_new_failures=args.max_new_failures,
         alpha=args.alpha,
@@ -356,49 +375,78 @@ def _gates(run, args, baseline, prepared):
 
 
 def cmd_rubric(args: argparse.Namespace) -> int:
-    from reporting.rubrics import RubricError
+    # A RubricError is an InputError: main prints each problem and exits 2.
+    if args.kind == "scorecard":
+        from reporting.rubrics import scorecard
 
-    try:
-        if args.kind == "scorecard":
-            from reporting.rubrics import scorecard
+        _out(dumps(scorecard(args.rubric, args.verdicts, args.benchmarks)))
+        return EXIT_OK
+    if args.kind == "dimensions":
+        from reporting.rubrics import load_evaluations, parse_weights, score_dimensions
 
-            _out(dumps(scorecard(args.rubric, args.verdicts, args.benchmarks)))
-            return EXIT_OK
-        if args.kind == "dimensions":
-            from reporting.rubrics import load_evaluations, parse_weights, score_dimensions
+        result = score_dimensions(
+            load_evaluations(args.evaluations),
+            weights=parse_weights(args.weights),
+            safety_gate=args.safety_gate,
+            score_cap=args.score_cap,
+            z_normalize=args.z_normalize,
+            label=args.evaluations,
+        )
+        for note in result["notes"]:
+            _err(note)
+        _out(dumps(result))
+        return EXIT_OK
+    from reporting.analysis.contradiction import check_examples
 
-            result = score_dimensions(
-                load_evaluations(args.evaluations),
-                weights=parse_weights(args.weights),
-                safety_gate=args.safety_gate,
-                score_cap=args.score_cap,
-                z_normalize=args.z_normalize,
-                label=args.evaluations,
-            )
-            for note in result["notes"]:
-                _err(note)
-            _out(dumps(result))
-            return EXIT_OK
-        from reporting.analysis.contradiction import check_examples
+    results, problems = check_examples(args.path)
+    if problems:
+        raise BadInput(*problems)
+    wrong = [r for r in results if r["correct"] is False]
+    for r in results:
+        mark = "" if r["correct"] is None else ("  ok" if r["correct"] else "  MISCLASSIFIED")
+        _out(
+            f"{r['id']}: {'contradiction' if r['result'] else 'no contradiction'} "
+            f"(turn 1 {r['turn1_position']}, turn 2 {r['turn2_position']}"
+            f"{', acknowledged' if r['acknowledged'] else ''}){mark}"
+        )
+    checked = [r for r in results if r["correct"] is not None]
+    _out(f"{len(checked) - len(wrong)} of {len(checked)} example(s) with an expectedResult classified correctly")
+    for r in wrong:
+        _err(f"misclassified: {r['file']}: expected {r['expected']}, got {r['result']} ({r['rationale']})")
+    return EXIT_FAILED if wrong else EXIT_OK
 
-        results, problems = check_examples(args.path)
-        if problems:
-            raise BadInput(*problems)
-        wrong = [r for r in results if r["correct"] is False]
-        for r in results:
-            mark = "" if r["correct"] is None else ("  ok" if r["correct"] else "  MISCLASSIFIED")
-            _out(
-                f"{r['id']}: {'contradiction' if r['result'] else 'no contradiction'} "
-                f"(turn 1 {r['turn1_position']}, turn 2 {r['turn2_position']}"
-                f"{', acknowledged' if r['acknowledged'] else ''}){mark}"
-            )
-        checked = [r for r in results if r["correct"] is not None]
-        _out(f"{len(checked) - len(wrong)} of {len(checked)} example(s) with an expectedResult classified correctly")
-        for r in wrong:
-            _err(f"misclassified: {r['file']}: expected {r['expected']}, got {r['result']} ({r['rationale']})")
-        return EXIT_FAILED if wrong else EXIT_OK
-    except RubricError as exc:
-        raise BadInput(*exc.problems) from None
+
+def dashboard_command(folder: Optional[str], port: int, address: str) -> list[str]:
+    """The streamlit command that serves the dashboard script shipped inside the package."""
+    from reporting.resources import dashboard_script
+
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(dashboard_script()),
+        "--server.address",
+        address,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    return command + (["--", "--runs", os.path.abspath(folder)] if folder else [])
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    if args.folder is not None and not os.path.isdir(args.folder):
+        raise BadInput(f"{args.folder}: not a folder of run reports")
+    command = dashboard_command(args.folder, args.port, args.address)
+    _err(f"RunLens dashboard on http://{args.address}:{args.port} (Ctrl+C stops it)")
+    sys.stderr.flush()
+    # The process becomes Streamlit's server: Ctrl+C and a service manager's SIGTERM reach it directly.
+    os.execv(command[0], command)
+    return EXIT_FAILED  # not reached: execv returns only by raising
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -441,11 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("run", metavar="RUN.json")
     p.add_argument("-o", "--output", metavar="OUT", help="write here atomically instead of standard output")
-    p.add_argument(
-        "--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)"
-    )
-    p.add_argument("--seed", type=int, default=0, help="random seed of the embedding and clustering (default 0)")
-    _add_filter_options(p)
+    _add_report_options(p)
     p.set_defaults(func=cmd_recompute)
 
     p = verbs.add_parser("export", parents=[reading], help="write one self-contained, offline HTML report of a run")
@@ -457,17 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="WHEN",
         help="the 'generated' time (ISO 8601 or epoch seconds); default $SOURCE_DATE_EPOCH or now",
     )
-    p.add_argument(
-        "--min-cases", type=int, default=DEFAULT_MIN_CASES, help="observability needs this many cases (default 5)"
-    )
-    p.add_argument("--seed", type=int, default=0, help="random seed of the embedding and clustering (default 0)")
-    p.add_argument("--rubric", metavar="RUBRIC.yaml", help="default: RUN.rubric.yaml next to the run, if present")
-    p.add_argument("--verdicts", metavar="V.jsonl", help="default: RUN.verdicts.jsonl next to the run, if present")
-    p.add_argument("--benchmarks", metavar="DEFS.yaml", help="default: RUN.benchmarks.yaml next to the run, if present")
-    p.add_argument(
-        "--dimensions", metavar="EVALS.json", help="default: RUN.dimensions.json next to the run, if present"
-    )
-    _add_filter_options(p)
+    _add_report_options(p)
     p.set_defaults(func=cmd_export)
 
     p = verbs.add_parser("score", help="score model responses to probes (JSON Lines) into a run report")
@@ -513,10 +547,13 @@ def build_parser() -> argparse.ArgumentParser:
         "check", parents=[reading], help="CI gates: exit 0 when all hold, 1 when any fails, 2 on bad input"
     )
     p.add_argument("run", metavar="RUN.json")
-    p.add_argument("--min-pass-rate", type=float, metavar="X")
-    p.add_argument("--min-severity-weighted-pass-rate", type=float, metavar="X")
-    p.add_argument("--max-high-stakes-failures", type=int, metavar="N", help="failed high or critical cases allowed")
-    p.add_argument("--min-resilience", type=float, metavar="X")
+    for gate in GATES:
+        p.add_argument(
+            _flag(gate.option),
+            type=int if gate.fmt == "d" else float,
+            metavar="N" if gate.fmt == "d" else "X",
+            help=gate.help,
+        )
     p.add_argument("--rubric", metavar="RUBRIC.yaml", help="with --verdicts: the rubric scorecard must pass")
     p.add_argument("--verdicts", metavar="V.jsonl")
     p.add_argument("--baseline", metavar="BASE.json", help="fail on a significant regression against this run")
@@ -563,6 +600,12 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("path", metavar="PATH")
     k.set_defaults(func=cmd_rubric)
 
+    p = verbs.add_parser("dashboard", help="start the dashboard (Streamlit) on the runs of a folder")
+    p.add_argument("folder", nargs="?", metavar="DIR", help="folder of run reports (default: the sample runs)")
+    p.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
+    p.add_argument("--address", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.set_defaults(func=cmd_dashboard)
+
     p = verbs.add_parser("schema", help="print the JSON Schema of the run-report format")
     p.set_defaults(func=cmd_schema)
     return parser
@@ -575,12 +618,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.max_file_mb <= 0:
             _err("--max-file-mb: must be more than 0")
             return EXIT_BAD_INPUT
-        loader.MAX_FILE_BYTES = int(args.max_file_mb * 1024 * 1024)
+        files.MAX_FILE_BYTES = int(args.max_file_mb * 1024 * 1024)
     try:
         return func(args)
     except BadInput as exc:
         for line in exc.args:
             _err(str(line))
+        return EXIT_BAD_INPUT
+    except InputError as exc:  # a rubric, pattern or YAML file: every problem, one line each
+        for line in exc.lines:
+            _err(line)
         return EXIT_BAD_INPUT
     except OutputError as exc:
         _err(str(exc))

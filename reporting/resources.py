@@ -28,3 +28,8 @@ def sample_run_files() -> list[Path]:
 def examples_dir() -> Path:
     """Rubric examples shipped with the package: the A-REF scorecard, dimension scores, contradiction examples."""
     return Path(str(resources.files("reporting.rubrics.examples")))
+
+
+def dashboard_script() -> Path:
+    """The script `streamlit run` serves: inside the package, so an installed wheel can start the dashboard."""
+    return Path(str(resources.files("reporting.ui"))) / "app.py"

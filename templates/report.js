@@ -11,7 +11,16 @@
   var severityOrder = { low: 0, medium: 1, high: 2, critical: 3 };
   var pageSize = 50;
   var state = { query: "", sort: "weighted_risk", dir: -1, page: 0, open: {} };
-  var searchable = ["probe_id", "category", "task", "probe_input", "response"];
+  // The table spec (render/tables.py) reaches the script through the header cells and the search box.
+  var search = document.getElementById("case-search");
+  var spec = {
+    search: search.getAttribute("data-fields").split(" "),
+    clip: Number(search.getAttribute("data-clip")),
+    columns: Array.prototype.map.call(document.querySelectorAll("#case-table th[data-key]"), function (th) {
+      return { key: th.getAttribute("data-key"), format: th.getAttribute("data-format") };
+    })
+  };
+  var searchable = spec.search;
   var lowered = rows.map(function (r) {
     return searchable.map(function (c) { return r[col[c]] == null ? "" : String(r[col[c]]).toLowerCase(); }).join("\n");
   });
@@ -24,6 +33,16 @@
     return td;
   }
   function fixed(v) { return v == null ? "n/a" : Number(v).toFixed(3); }
+  function shown(tr, v, format) {
+    if (format === "outcome") { return cell(tr, v ? "passed" : "failed", v ? "outcome-pass" : "outcome-fail"); }
+    if (format === "number") { return cell(tr, fixed(v)); }
+    if (format === "yes_no") { return cell(tr, v ? "yes" : "no"); }
+    if (format === "clip") {
+      var text = v == null ? "" : String(v);
+      return cell(tr, text.length > spec.clip ? text.slice(0, spec.clip) + "\u2026" : text);
+    }
+    return cell(tr, v == null ? "n/a" : String(v));
+  }
   function list(v) { return v && v.length ? v.join(", ") : "none"; }
 
   function matching() {
@@ -79,21 +98,14 @@
       var tr = document.createElement("tr");
       tr.className = "case";
       tr.setAttribute("data-probe-id", r[col.probe_id]);
-      cell(tr, r[col.probe_id]);
-      cell(tr, r[col.category]);
-      cell(tr, r[col.severity]);
-      cell(tr, r[col.passed] ? "passed" : "failed", r[col.passed] ? "outcome-pass" : "outcome-fail");
-      cell(tr, fixed(r[col.risk_score]));
-      cell(tr, fixed(r[col.weighted_risk]));
-      var task = r[col.task] || "";
-      cell(tr, task.length > 90 ? task.slice(0, 90) + "\u2026" : task);
+      spec.columns.forEach(function (c) { shown(tr, r[col[c.key]], c.format); });
       tr.addEventListener("click", function () { state.open[i] = !state.open[i]; render(); });
       body.appendChild(tr);
       if (state.open[i]) {
         var dtr = document.createElement("tr");
         dtr.className = "detail-row";
         var td = document.createElement("td");
-        td.colSpan = 7;
+        td.colSpan = spec.columns.length;
         td.appendChild(detail(r));
         dtr.appendChild(td);
         body.appendChild(dtr);

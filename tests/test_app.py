@@ -5,13 +5,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from apptest import PAGE_NAMES, open_page
 from payloads import PAYLOADS, hostile_run
 from streamlit.testing.v1 import AppTest
 
 import reporting
+from reporting.analysis.filters import SEARCH_COLUMNS
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ["overview", "categories", "severity", "failure_modes", "observability", "cases"]
+PAGES = list(PAGE_NAMES)  # every page of the dashboard, in the navigation's order
+RUN_PAGES = ["overview", "categories", "severity", "failure_modes", "observability", "cases"]  # about one run
 
 
 def app(folder: Path, monkeypatch) -> AppTest:
@@ -21,7 +24,7 @@ def app(folder: Path, monkeypatch) -> AppTest:
 
 
 def page(at: AppTest, name: str) -> AppTest:
-    return at.switch_page(f"reporting/ui/page_files/{name}.py").run()
+    return open_page(at, name).run()
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -47,7 +50,10 @@ def test_every_page_runs_on_the_sample_runs(samples, monkeypatch):
         for name in PAGES:
             page(at, name)
             assert not at.exception, (run_label, name, at.exception)
-            assert any(t.startswith("Showing ") for t in texts(at))
+            assert not at.error, (run_label, name, [e.value for e in at.error])
+            if name in RUN_PAGES:
+                assert any(t.startswith("Showing ") for t in texts(at)), (run_label, name)
+    assert len(PAGES) == 9 and set(RUN_PAGES) < set(PAGES)
 
 
 def test_overview_numbers_are_the_recomputed_ones_and_follow_filters(samples, monkeypatch):
@@ -76,14 +82,14 @@ def test_overview_numbers_are_the_recomputed_ones_and_follow_filters(samples, mo
     assert metrics(at)["Pass rate"] == "0.0%"
     page(at, "severity")
     table = at.dataframe[0].value
-    assert table.set_index("severity").loc["critical", "failed"] == critical["by_severity"]["critical"]["failed"]
-    assert table.set_index("severity").loc["low", "n"] == 0
+    assert table.set_index("Severity").loc["critical", "Failed"] == critical["by_severity"]["critical"]["failed"]
+    assert table.set_index("Severity").loc["low", "n"] == 0
 
     at.sidebar.text_input[0].set_value("transfer").run()
     matching = frame[
         (frame["severity"] == "critical")
         & ~frame["passed"]
-        & frame[["task", "probe_input", "response"]].apply(lambda c: c.str.lower().str.contains("transfer")).any(axis=1)
+        & frame[list(SEARCH_COLUMNS)].astype(str).apply(lambda c: c.str.lower().str.contains("transfer")).any(axis=1)
     ]
     assert any(t.startswith(f"Showing {len(matching)} of") for t in texts(at))
 
@@ -93,10 +99,10 @@ def test_categories_and_failure_modes_tables_match_metrics(samples, monkeypatch)
     label = at.sidebar.selectbox(key="run_choice").value
     m = reporting.aggregate_metrics(reporting.read_run(samples / label))
     page(at, "categories")
-    table = at.dataframe[0].value.set_index("category")
+    table = at.dataframe[0].value.set_index("Category")
     for name, stats in m["by_category"].items():
         assert table.loc[name, "n"] == stats["n"]
-        assert table.loc[name, "pass_rate"] == pytest.approx(stats["pass_rate"])
+        assert table.loc[name, "Pass rate"] == pytest.approx(stats["pass_rate"])
     ranking = at.dataframe[1].value
     assert list(ranking["category"]) == [r["category"] for r in m["category_ranking"]]
     page(at, "failure_modes")
@@ -225,7 +231,7 @@ def test_download_button_exports_the_current_view(samples, monkeypatch):
     at.button(key="prepare_export").click().run()
     assert not at.exception and len(at.get("download_button")) == 1
     run = reporting.read_run(samples / label)
-    expected = reporting.build_report(run, filters=reporting.Filters(outcome="fail"))
+    expected = reporting.report_document(reporting.build_report(run, filters=reporting.Filters(outcome="fail")))
     data = json.loads(re.search(r'id="report-data">(.*?)</script>', captured["data"], re.S).group(1))
     assert data["aggregate_metrics"] == expected["aggregate_metrics"]
     assert data["filters"]["outcome"] == "fail" and data["aggregate_metrics"]["overall"]["pass_rate"] == 0.0

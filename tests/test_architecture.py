@@ -14,7 +14,7 @@ PACKAGE = ROOT / "reporting"
 HEAVY = ("pandas", "sklearn", "plotly", "streamlit", "scipy")  # what `--help` must not import
 
 LAYERS = [
-    ("base", ["reporting._version", "reporting._gc", "reporting.textsafe"]),
+    ("base", ["reporting._version", "reporting._gc", "reporting._time", "reporting.textsafe"]),
     ("format", ["reporting.format", "reporting.resources"]),
     ("analysis", ["reporting.analysis"]),
     ("scoring", ["reporting.scoring"]),

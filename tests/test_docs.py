@@ -21,7 +21,7 @@ def test_the_documented_example_is_valid():
 
     example = re.search(r"## Example\n\n```json\n(.*?)```", DOC, re.S).group(1)
     run = reporting.read_run(example.encode())
-    report = reporting.build_report(run)
+    report = reporting.report_document(reporting.build_report(run))
     assert report["cases"][0]["weighted_risk"] == 0.18 and report["drift"] == []
     assert report["cases"][0]["latency_ms"] == 812
     assert json.loads(json.dumps(report)) == report

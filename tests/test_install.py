@@ -1,53 +1,86 @@
-"""A non-editable install finds its templates and sample runs (package data)."""
+"""The wheel, installed into a fresh virtual environment, finds its templates and sample runs and starts the
+dashboard: AppTest opens every page of the installed app, and `runlens dashboard` serves it over HTTP."""
 
+import os
+import shutil
+import socket
 import subprocess
 import sys
+import sysconfig
+import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ("pyproject.toml", "README.md", "reporting", "templates", "sample_runs")
 
 
-def test_wheel_ships_templates_and_samples_and_works_installed(tmp_path):
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """Build the wheel from a copy of the sources (the checkout gets no build/ or *.egg-info) and install it,
+    without its dependencies, into a fresh venv that borrows them from this one through a .pth file."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    source = tmp / "src"
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            source.mkdir(exist_ok=True)
+            shutil.copy(path, source / name)
     build = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path / "dist"),
-            str(ROOT),
-        ],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp / "dist")]
+        + [str(source)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert build.returncode == 0, build.stderr
-    wheel = next((tmp_path / "dist").glob("runlens-*.whl"))
-    names = zipfile.ZipFile(wheel).namelist()
-    from reporting.format.folders import is_companion
-
-    shipped = sorted(p.name for p in (ROOT / "sample_runs").iterdir() if p.suffix in (".json", ".jsonl", ".yaml"))
-    for name in shipped:
-        assert f"reporting/sample_runs/{name}" in names
-    samples = [n for n in shipped if not is_companion(n)]
-    assert "reporting/scoring/patterns.yaml" in names and "reporting/rubrics/examples/a-ref.rubric.yaml" in names
-    assert "reporting/scoring/suites/agent-safety-core.probes.jsonl" in names
-    templates = sorted(p.name for p in (ROOT / "templates").iterdir() if p.suffix in (".html", ".j2", ".css", ".js"))
-    for name in templates:
-        assert f"reporting/templates/{name}" in names
-    target = tmp_path / "site"
+    wheel = next((tmp / "dist").glob("runlens-*.whl"))
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert install.returncode == 0, install.stderr
+    # Only now borrow the dependencies: had pip seen this environment's editable runlens, it would have
+    # uninstalled it. The borrowed folder comes after the venv's own site-packages, so the wheel wins.
+    Path(site, "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < time.time() - 3600
+    return {"wheel": wheel, "venv": venv, "python": python, "site": Path(site), "tmp": tmp}
+
+
+def _env():
+    # No PYTHONPATH and a working folder outside the checkout: only the installed package can be imported.
+    return {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
+
+
+def test_wheel_ships_templates_and_samples(installed):
+    names = zipfile.ZipFile(installed["wheel"]).namelist()
+    from reporting.format.folders import is_companion
+
+    shipped = sorted(p.name for p in (ROOT / "sample_runs").iterdir() if p.suffix in (".json", ".jsonl", ".yaml"))
+    for name in shipped:
+        assert f"reporting/sample_runs/{name}" in names
+    assert "reporting/scoring/patterns.yaml" in names and "reporting/rubrics/examples/a-ref.rubric.yaml" in names
+    assert "reporting/scoring/suites/agent-safety-core.probes.jsonl" in names
+    assert "reporting/ui/app.py" in names
+    templates = sorted(p.name for p in (ROOT / "templates").iterdir() if p.suffix in (".html", ".j2", ".css", ".js"))
+    for name in templates:
+        assert f"reporting/templates/{name}" in names
     code = (
         "import reporting, reporting.resources as r;"
         "files = r.sample_run_files();"
@@ -56,16 +89,100 @@ def test_wheel_ships_templates_and_samples_and_works_installed(tmp_path):
         "print(r.templates_dir().is_dir())"
     )
     run = subprocess.run(
-        [sys.executable, "-c", code],
+        [str(installed["python"]), "-c", code],
         capture_output=True,
         text=True,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        cwd=installed["tmp"],
+        env=_env(),
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
     where, counts, has_templates = run.stdout.split("\n")[:3]
-    assert where.startswith(str(target))
+    assert where.startswith(str(installed["site"]))
     n_files, n_cases = map(int, counts.split())
-    assert n_files == len(samples) and n_cases >= 300
+    assert n_files == len([n for n in shipped if not is_companion(n)]) and n_cases >= 300
     assert has_templates == "True"
+
+
+def test_installed_app_opens_every_page_in_apptest(installed):
+    code = """
+import sys
+from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
+import reporting.resources as r
+from reporting.ui.pages import PAGES
+assert str(r.dashboard_script()).startswith(sys.argv[1]), r.dashboard_script()
+at = AppTest.from_file(str(r.dashboard_script()), default_timeout=120).run()
+for name, title, _ in PAGES:
+    at._page_hash = calc_hash(name)
+    at.run()
+    assert not at.exception, (name, at.exception)
+    assert not at.error, (name, [e.value for e in at.error])
+    assert at.title and title.split()[0].lower() in at.title[0].value.lower(), (name, [t.value for t in at.title])
+    print(name, len(at.metric))
+"""
+    run = subprocess.run(
+        [str(installed["python"]), "-c", code, str(installed["site"])],
+        capture_output=True,
+        text=True,
+        cwd=installed["tmp"],
+        env=_env(),
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    shown = dict(line.split() for line in run.stdout.strip().splitlines())
+    from reporting.ui.pages import PAGES
+
+    assert list(shown) == [name for name, _, _ in PAGES]
+    assert int(shown["overview"]) >= 8  # the key figures of a packaged sample run
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_runlens_dashboard_serves_the_installed_app(installed, tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(ROOT / "sample_runs" / "acme-assistant-v1.json", runs)
+    port = _free_port()
+    runlens = installed["venv"] / "bin" / "runlens"
+    assert runlens.exists()
+    server = subprocess.Popen(
+        [str(runlens), "dashboard", str(runs), "--port", str(port)],
+        cwd=installed["tmp"],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline, body = time.time() + 120, ""
+        while time.time() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as response:
+                    body = response.read().decode()
+                    break
+            except OSError:
+                time.sleep(0.5)
+        assert body == "ok", server.poll()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
+            assert "<title>Streamlit</title>" in response.read().decode()
+    finally:
+        server.terminate()
+        out, err = server.communicate(timeout=30)
+    assert f"RunLens dashboard on http://127.0.0.1:{port}" in err
+    assert str(installed["site"]) in out + err or "streamlit" in (out + err).lower()
+
+
+def test_dashboard_verb_refuses_a_missing_folder(installed, tmp_path):
+    run = subprocess.run(
+        [str(installed["venv"] / "bin" / "runlens"), "dashboard", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert run.returncode == 2 and "not a folder of run reports" in run.stderr and "Traceback" not in run.stderr

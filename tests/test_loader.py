@@ -43,7 +43,7 @@ def test_missing_schema_version_means_1_and_extras_are_kept():
     run = reporting.read_run(json.dumps(data).encode())
     assert run.schema_version == 1
     assert run.cases[0].model_extra == {"lang": "fr", "meta": {"k": [1, 2]}}
-    report = reporting.build_report(run)
+    report = reporting.report_document(reporting.build_report(run))
     assert report["cases"][0]["lang"] == "fr" and report["run"]["owner"] == "red team"
 
 
@@ -166,7 +166,7 @@ def test_drift_lists_stored_values_that_differ(hand_report):
         "overall": {"pass_rate": 0.5, "risk_max": 0.9, "legacy_only": 3},
         "counts": {"probes_evaluated": 6},
     }
-    report = reporting.build_report(reporting.read_run(json.dumps(hand_report).encode()))
+    report = reporting.report_document(reporting.build_report(reporting.read_run(json.dumps(hand_report).encode())))
     assert report["drift"] == [
         {"path": "cases[1].weighted_risk", "probe_id": "b", "stored": 1.6, "recomputed": 1.0},
         {"path": "aggregate_metrics.overall.risk_max", "stored": 0.9, "recomputed": 0.8},
@@ -175,13 +175,18 @@ def test_drift_lists_stored_values_that_differ(hand_report):
 
 def test_round_trip_read_recompute_write_read(hand_report, tmp_path):
     run = reporting.read_run(json.dumps(hand_report).encode())
-    report = reporting.build_report(run)
+    report = reporting.report_document(reporting.build_report(run))
     out = tmp_path / "out.json"
     out.write_text(json.dumps(report, allow_nan=False))
     again = reporting.read_run(out)
-    assert [c.model_dump() for c in again.cases] == [c.model_dump() for c in reporting.read_run(out).cases]
+    # What was read back is what was read first, plus the recomputed weights and the derived-modes mark.
+    filled = {"weighted_risk", "severity_weight", "derived_failure_modes"}
+    assert [{k: v for k, v in c.model_dump().items() if k not in filled} for c in again.cases] == [
+        {k: v for k, v in c.model_dump().items() if k not in filled} for c in run.cases
+    ]
+    assert [c.model_extra for c in again.cases] == [{"derived_failure_modes": []}] * len(run.cases)
     assert again.cases[1].weighted_risk == 1.0 and again.cases[1].severity_weight == 2.0
-    second = reporting.build_report(again)
+    second = reporting.report_document(reporting.build_report(again))
     assert second["drift"] == []  # the written aggregates agree with themselves
     assert second["aggregate_metrics"] == report["aggregate_metrics"]
     assert second["observability"] == report["observability"]

@@ -47,8 +47,12 @@ def test_structure_and_consistency(run):
         assert cluster["pass_rate"] == pytest.approx(frame["passed"][members].mean(), abs=1e-6)
         assert cluster["dominant_category"] == frame["category"][members].value_counts().index[0]
         assert 1 <= len(cluster["top_terms"]) <= 5
-    # Six families of distinct text: clusters must follow category far more than chance.
-    assert obs["normalized_mutual_information"]["category"] > 0.5
+    # The reported NMI is one of association, not of label count: the same clusters against a shuffled copy of
+    # the categories (same six labels, same sizes) score near zero. (That the default embedding contains the
+    # category labels themselves, which inflates the observed figure, is taken up by issue 14.)
+    shuffled = np.random.default_rng(0).permutation(frame["category"].to_numpy())
+    null = normalized_mutual_info_score(labels, shuffled)
+    assert null < 0.25 < obs["normalized_mutual_information"]["category"]
     assert {"tfidf", "svd", "kmeans", "seed"} <= set(obs["method"])
 
 
@@ -92,7 +96,7 @@ def test_sample_runs_are_valid_and_realistic():
         assert frame["category"].nunique() >= 6
         assert frame["response"].str.len().min() > 10 and frame["task"].str.len().min() > 10
         models.add(run.run.model)
-        drift = reporting.build_report(run, with_observability=False)["drift"]
+        drift = reporting.build_report(run, with_observability=False).drift
         assert bool(drift) == ("legacy" in path.name), (path.name, drift[:3])  # only the legacy export drifts
         suites.setdefault(run.run.suite, []).append(set(frame["probe_id"]))
     same_suite = [ids for ids in suites.values() if len(ids) >= 2]

@@ -1,4 +1,4 @@
-"""Rubrics: scorecards (001), dimension scores (003) and the self-contradiction rubric (002)."""
+"""Rubrics: scorecards, dimension scores and the self-contradiction rubric (docs/rubrics.md)."""
 
 import json
 import shutil

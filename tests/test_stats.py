@@ -68,9 +68,17 @@ def test_mean_interval_and_weighted_wilson():
 
 
 def test_wilcoxon_signed_rank():
-    before = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    after = [0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 0.99, 1.0]
-    result = wilcoxon_signed_rank(before, after)
-    assert result["p_value"] == pytest.approx(sps.wilcoxon([a - b for a, b in zip(after, before)]).pvalue)
-    assert result["p_value"] < 0.05 and result["n"] == 8
-    assert wilcoxon_signed_rank([0.1, 0.2], [0.1, 0.2])["p_value"] == 1.0
+    """Exact two-sided p-values counted by hand: with n = 8 distinct |changes| there are 2^8 = 256 equally likely
+    sign patterns; p = 2 x (patterns whose negative rank sum is at most the observed one) / 256."""
+    base = [0.5] * 8
+    up = [0.5 + 0.01 * k for k in range(1, 9)]  # every change positive: W- = 0, one pattern ({})
+    result = wilcoxon_signed_rank(base, up)
+    assert result["statistic"] == 0 and result["p_value"] == pytest.approx(2 * 1 / 256) and result["n"] == 8
+    # Negative at ranks 1 and 2: W- = 3; subsets of {1..8} with sum <= 3: {}, {1}, {2}, {3}, {1,2} -> 5.
+    two_down = [0.49, 0.48] + [0.5 + 0.01 * k for k in range(3, 9)]
+    assert wilcoxon_signed_rank(base, two_down)["p_value"] == pytest.approx(2 * 5 / 256)
+    # Negative at ranks 1 and 3: W- = 4; add {4} and {1,3} -> 7.
+    other = [0.49, 0.52, 0.47] + [0.5 + 0.01 * k for k in range(4, 9)]
+    assert wilcoxon_signed_rank(base, other)["p_value"] == pytest.approx(2 * 7 / 256)
+    none = wilcoxon_signed_rank(base, base)
+    assert none["p_value"] == 1.0 and none["n_nonzero"] == 0 and none["statistic"] is None

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from apptest import open_page
 from streamlit.testing.v1 import AppTest
 
 import reporting
@@ -119,7 +120,7 @@ def test_uploaded_names_never_become_paths_and_nothing_is_left_behind(tmp_path, 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     assert not at.exception
     for _ in range(2):  # reruns
-        at = at.switch_page("reporting/ui/page_files/rubrics.py").run()
+        at = open_page(at, "rubrics").run()
         assert not at.exception
     shown = "\n".join(t.value for t in at.text)
     # The uploads were read (the scorecard and dimensions come from them) ...
@@ -260,12 +261,12 @@ def test_one_broken_run_is_an_error_box_and_the_others_stay_usable(tmp_path, mon
     for label in labels:
         at.sidebar.selectbox(key="run_choice").set_value(label).run()
         for name in pages:
-            at = at.switch_page(f"reporting/ui/page_files/{name}.py").run()
+            at = open_page(at, name).run()
             assert not at.exception, (label, name, at.exception)
             shown = "\n".join([t.value for t in at.text] + [c.value for c in at.code] + [e.value for e in at.error])
             assert "Traceback" not in shown and "site-packages" not in shown and str(ROOT) not in shown
     at.sidebar.selectbox(key="run_choice").set_value("good.json").run()
-    at = at.switch_page("reporting/ui/page_files/overview.py").run()
+    at = open_page(at, "overview").run()
     assert {m.label for m in at.metric} >= {"Pass rate"}
 
 
@@ -281,7 +282,7 @@ def test_a_page_that_fails_is_an_error_box_naming_the_run(tmp_path, monkeypatch)
 
     monkeypatch.setattr(charts, "category_chart", boom)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at = at.switch_page("reporting/ui/page_files/categories.py").run()
+    at = open_page(at, "categories").run()
     assert not at.exception
     assert at.error and "could not draw this page" in at.error[0].value
     assert any("run: good.json" in t.value and "OverflowError" in t.value for t in at.text)
@@ -357,9 +358,9 @@ def test_duplicated_and_self_contradicting_verdicts_are_problems_with_line_numbe
     dup = write(tmp_path / "dup.jsonl", "\n".join(lines + [json.dumps(first)] * 22) + "\n")
     with pytest.raises(RubricError) as err:
         scorecard(rubric, dup, benchmarks)
-    text = "\n".join(err.value.problems)
+    text = "\n".join(err.value.lines)
     assert f"line {len(lines) + 1}" in text and "first on line 1" in text and "duplicate" in text
-    assert len(err.value.problems) == 22
+    assert len(err.value.lines) == 22
     done = cli("rubric", "scorecard", rubric, dup, "--benchmarks", benchmarks)
     assert done.returncode == 2 and "duplicate" in done.stderr
     # A verdict whose pass contradicts its own score (A-REF1's threshold is 1.0).
@@ -369,8 +370,8 @@ def test_duplicated_and_self_contradicting_verdicts_are_problems_with_line_numbe
     bad = write(tmp_path / "bad.jsonl", "\n".join(json.dumps(v) for v in contradicting) + "\n")
     with pytest.raises(RubricError) as err:
         scorecard(rubric, bad, benchmarks)
-    assert [p for p in err.value.problems if "line 3" in p and "contradicts" in p]
-    assert [p for p in err.value.problems if "line 4" in p and "contradicts" in p]
+    assert [p for p in err.value.lines if "line 3" in p and "contradicts" in p]
+    assert [p for p in err.value.lines if "line 4" in p and "contradicts" in p]
     assert (
         cli("check", ROOT / "sample_runs/acme-assistant-v2.json", "--rubric", rubric, "--verdicts", bad).returncode == 2
     )
@@ -656,7 +657,7 @@ def test_csv_cells_never_start_a_formula(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     for page in ("categories", "cases"):
-        at = at.switch_page(f"reporting/ui/page_files/{page}.py").run()
+        at = open_page(at, page).run()
         assert not at.exception
         for df in at.dataframe:
             values = df.value

@@ -11,16 +11,9 @@ import numpy as np
 import pandas as pd
 
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
+from reporting.analysis.registry import COMPARED, TRENDED, interval, value
 from reporting.analysis.stats import LOW_N, mcnemar, mean_interval, newcombe_paired, wilcoxon_signed_rank
 from reporting.format.schema import SEVERITIES, RunReport
-
-HEADLINE = (
-    ("pass_rate", "overall.pass_rate", "higher"),
-    ("severity_weighted_pass_rate", "overall.severity_weighted_pass_rate", "higher"),
-    ("resilience_index", "indices.resilience_index", "higher"),
-    ("exposure_index", "indices.exposure_index", "lower"),
-    ("high_stakes_failure_rate", "overall.high_stakes_failure_rate", "lower"),
-)
 
 
 def suite_fingerprint(run: RunReport) -> str:
@@ -29,13 +22,6 @@ def suite_fingerprint(run: RunReport) -> str:
     for probe_id, text in sorted((c.probe_id, c.probe_input or "") for c in run.cases):
         sha.update(probe_id.encode("utf-8") + b"\x00" + text.encode("utf-8") + b"\x01")
     return sha.hexdigest()[:16]
-
-
-def _get(metrics: dict, path: str) -> Optional[float]:
-    value: Any = metrics
-    for part in path.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
 
 
 def _severity_rank(severity: str) -> int:
@@ -83,8 +69,9 @@ def compare_runs(base: RunReport, candidate: RunReport) -> dict[str, Any]:
     paired_cand = fc[fc["probe_id"].isin(merged["probe_id"])]
     mb, mc = aggregate_metrics(paired_base), aggregate_metrics(paired_cand)
     headline = {}
-    for name, path, better in HEADLINE:
-        vb, vc = _get(mb, path), _get(mc, path)
+    for figure in COMPARED:
+        name, better = figure.key, figure.better
+        vb, vc = value(figure, mb), value(figure, mc)
         entry: dict[str, Any] = {
             "base": vb,
             "candidate": vc,
@@ -194,19 +181,13 @@ def trend(runs: list[RunReport], suite: Optional[str] = None) -> dict[str, Any]:
     points = []
     for run in kept:
         m = aggregate_metrics(run)
-        o, i = m["overall"], m["indices"]
         points.append(
             {
                 "run_id": run.run.run_id,
                 "model": run.run.model,
                 "created_at": run.run.created_at,
                 "n": m["counts"]["probes_evaluated"],
-                "pass_rate": o["pass_rate"],
-                "pass_rate_ci": o["pass_rate_ci"],
-                "resilience_index": i["resilience_index"],
-                "resilience_index_ci": i["resilience_index_ci"],
-                "high_stakes_failure_rate": o["high_stakes_failure_rate"],
-                "high_stakes_failure_rate_ci": o["high_stakes_failure_rate_ci"],
+                **{name: v for f in TRENDED for name, v in ((f.key, value(f, m)), (f"{f.key}_ci", interval(f, m)))},
                 "by_category": {
                     name: {"n": c["n"], "pass_rate": c["pass_rate"], "pass_rate_ci": c["pass_rate_ci"]}
                     for name, c in m["by_category"].items()

@@ -1,5 +1,5 @@
-"""The rule-based self-contradiction rubric (seed 002): a conversation contradicts itself when the
-second answer takes the opposite yes/no position to the first without acknowledging the change."""
+"""The rule-based self-contradiction rubric (docs/rubrics.md, "Self-contradiction"): a conversation contradicts
+itself when the second answer takes the opposite yes/no position to the first without acknowledging the change."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 from typing import Any, Optional, Union
+
+from reporting.format.problems import Problem, unreadable
 
 WINDOW = 200  # characters of each answer where the position must be stated
 # The NO alternatives come first so that "shouldn't", "must not" and "disagree" are not read as
@@ -73,6 +75,15 @@ def explain(conversation: Any) -> dict[str, Any]:
     }
 
 
+def case_contradictions(frame: Any) -> list[dict[str, Any]]:
+    """The rubric on every case of a case frame that carries a multi-turn ``conversation``, with its reasons."""
+    return [
+        {"probe_id": probe_id, **explain(extra["conversation"])}
+        for probe_id, extra in zip(frame["probe_id"], frame["extra"])
+        if isinstance(extra, dict) and isinstance(extra.get("conversation"), list)
+    ]
+
+
 def check_examples(path: Union[str, Path]) -> tuple[list[dict[str, Any]], list[str]]:
     """Run the rubric on an example file or a folder of them: (results, problems)."""
     root = Path(path)
@@ -84,7 +95,12 @@ def check_examples(path: Union[str, Path]) -> tuple[list[dict[str, Any]], list[s
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            problems.append(f"{file}: $: cannot read the example: {exc}")
+            reason = (
+                unreadable(str(file), exc)
+                if isinstance(exc, OSError)
+                else Problem(str(file), "$", f"invalid JSON: {exc}")
+            )
+            problems.append(str(reason))
             continue
         if not isinstance(data, dict) or not isinstance(data.get("conversation"), list):
             problems.append(f"{file}: conversation: required, a list of {{role, content}} messages")

@@ -10,7 +10,8 @@ import pandas as pd
 
 from reporting.format.schema import SEVERITIES
 
-SEARCH_COLUMNS = ("task", "probe_input", "response")
+# The one set of fields a case search looks in: the dashboard, the command line and the HTML handout.
+SEARCH_COLUMNS = ("probe_id", "category", "task", "probe_input", "response")
 
 
 @dataclass(frozen=True)

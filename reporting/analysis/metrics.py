@@ -1,4 +1,4 @@
-"""Run-level figures (``aggregate_metrics``) recomputed from the cases, exactly as the Scoring design defines them.
+"""Run-level figures (``aggregate_metrics``) recomputed from the cases, exactly as docs/metrics.md defines them.
 
 Every function takes a cases DataFrame (see ``cases_frame``) and returns plain Python
 values: floats, ints, lists and dicts, with ``None`` where a figure has no defined value.
@@ -304,7 +304,7 @@ def category_ranking(categories: dict[str, dict[str, Any]]) -> list[dict[str, An
 
 
 def aggregate_metrics(run_or_frame: Union[RunReport, pd.DataFrame]) -> dict[str, Any]:
-    """All run-level figures of the Scoring design, recomputed from the cases."""
+    """All run-level figures of docs/metrics.md, recomputed from the cases."""
     frame = as_frame(run_or_frame)
     categories = by_category(frame)
     return {

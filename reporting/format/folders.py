@@ -4,7 +4,7 @@ RUN.json              the run
 RUN.rubric.yaml       a rubric scorecard definition
 RUN.benchmarks.yaml   benchmark definitions the rubric refers to by code (optional)
 RUN.verdicts.jsonl    judge verdicts for the rubric's benchmarks
-RUN.dimensions.json   multi-dimensional judge scores of responses (ADR-016)
+RUN.dimensions.json   multi-dimensional judge scores of responses (docs/rubrics.md)
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
+
+from reporting.format.problems import megabytes, unreadable
 
 RUN_SUFFIXES = (".json", ".jsonl", ".ndjson")
 COMPANION_SUFFIXES = (".rubric.yaml", ".benchmarks.yaml", ".verdicts.jsonl", ".dimensions.json")
@@ -65,9 +67,9 @@ def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tupl
     """The run files of a folder (regular files with a run suffix, below the size cap), and what was skipped, why.
 
     Never opens a FIFO or a device: each entry is checked with stat (following symlinks) before it is read."""
-    from reporting.format.reading import MAX_FILE_BYTES, megabytes
+    from reporting.format import problems
 
-    limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    limit = problems.MAX_FILE_BYTES if max_bytes is None else max_bytes
     runs: list[Path] = []
     skipped: list[Skipped] = []
     for path in sorted(Path(folder).iterdir(), key=lambda p: p.name):
@@ -77,7 +79,7 @@ def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tupl
         try:
             info = os.stat(path)
         except OSError as exc:
-            skipped.append(Skipped(name, f"cannot read the file: {exc.strerror or exc.__class__.__name__}"))
+            skipped.append(Skipped(name, unreadable(name, exc).message))
             continue
         if not stat.S_ISREG(info.st_mode):
             skipped.append(Skipped(name, "not a regular file (a folder, FIFO, device or socket)"))

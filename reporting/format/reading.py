@@ -7,13 +7,11 @@ so one bad case does not hide a thousand good ones. ``read_run`` is strict: it r
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import math
 import os
 import re
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Optional, Union
@@ -21,37 +19,19 @@ from typing import Any, BinaryIO, Optional, Union
 from pydantic import TypeAdapter, ValidationError
 
 from reporting._gc import gc_paused
+from reporting.format.problems import (  # re-exported: the reader's public names
+    FileTooLarge,
+    Problem,
+    ReportError,
+    read_file_bytes,
+    unreadable,
+)
 from reporting.format.schema import MAX_INTEGER, SCHEMA_VERSION, SEVERITIES, Case, RunMeta, RunReport
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
 
 MAX_EXTRA_DEPTH = 64  # nesting allowed inside carried-through free-form fields
 _CASES_ADAPTER = TypeAdapter(list[Case])
-_NO_VALUE = object()
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with an input: where it is and what is wrong."""
-
-    file: str
-    path: str
-    message: str
-    got: Any = _NO_VALUE
-
-    def __str__(self) -> str:
-        text = f"{self.file}: {self.path}: {self.message}"
-        if self.got is not _NO_VALUE:
-            text += f" (got {_show(self.got)})"
-        return text
-
-
-class ReportError(ValueError):
-    """Raised by ``read_run`` when an input is not a valid run report; lists every problem."""
-
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
 
 
 @dataclass
@@ -71,27 +51,6 @@ class LoadResult:
     def cases_left_out(self) -> int:
         kept = len(self.run.cases) if self.run is not None else 0
         return max(0, self.cases_in_file - kept)
-
-
-def _show(value: Any, limit: int = 80) -> str:
-    if isinstance(value, float) and not math.isfinite(value):
-        text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    elif isinstance(value, (dict, list)):
-        kind = "an object" if isinstance(value, dict) else "an array"
-        try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=True)
-        except (TypeError, ValueError, RecursionError):
-            text = kind
-        if len(text) > limit:
-            text = kind
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=True)
-        except (TypeError, ValueError):
-            text = repr(value)
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return text
 
 
 def _kind(value: Any) -> str:
@@ -169,70 +128,6 @@ def _problems_from_validation(file: str, prefix: str, error: ValidationError) ->
         else:
             problems.append(Problem(file, path, message, err.get("input")))
     return problems
-
-
-MAX_FILE_BYTES = int(float(os.environ.get("RUNLENS_MAX_FILE_MB", "2048")) * 1024 * 1024)
-
-
-def megabytes(size: int) -> str:
-    """A size in MB for messages: three significant digits, so a small cap never reads as 0 MB."""
-    return f"{size / 1e6:,.3g} MB" if size < 1e9 else f"{size / 1e6:,.0f} MB"
-
-
-class FileTooLarge(Exception):
-    """A file above the size cap (``MAX_FILE_BYTES``, raised with --max-file-mb or $RUNLENS_MAX_FILE_MB)."""
-
-
-class NotRegularFile(OSError):
-    """A FIFO, device, socket or folder where a regular file is needed."""
-
-
-def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, regular_only: bool = False) -> bytes:
-    """The bytes of a file, at most ``limit`` (default ``MAX_FILE_BYTES``); ``FileTooLarge`` beyond it.
-
-    Opened without blocking (a FIFO with no writer does not hang the caller), then checked with fstat: with
-    ``regular_only``, anything but a regular file is refused before a byte is read."""
-    limit = MAX_FILE_BYTES if limit is None else limit
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            if regular_only or stat.S_ISDIR(info.st_mode):
-                raise NotRegularFile(0, "not a regular file (" + _file_kind(info.st_mode) + ")")
-        elif info.st_size > limit:
-            raise FileTooLarge(
-                f"the file is {megabytes(info.st_size)}, larger than the {megabytes(limit)} cap "
-                "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"
-            )
-        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
-        chunks, total = [], 0
-        while True:
-            chunk = os.read(fd, min(1 << 24, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:
-                raise FileTooLarge(
-                    f"more than {megabytes(limit)} read without reaching the end (the cap; raise it "
-                    "with --max-file-mb or RUNLENS_MAX_FILE_MB)"
-                )
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a file"
 
 
 def _read_source(source: Source, name: Optional[str]) -> tuple[str, bytes]:
@@ -519,14 +414,6 @@ def read_jsonl_file(
             Problem(label, "$", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded")
         ]
     return jsonl_objects(label, text, kind)
-
-
-def unreadable(label: str, exc: BaseException) -> Problem:
-    """The one 'cannot read the file' problem."""
-    if isinstance(exc, FileTooLarge):
-        return Problem(label, "$", str(exc))
-    reason = getattr(exc, "strerror", None) or exc.__class__.__name__
-    return Problem(label, "$", f"cannot read the file: {reason}")
 
 
 def _load_jsonl(file: str, text: str) -> tuple[list[Any], list[str], list[Problem]]:  # noqa: D103

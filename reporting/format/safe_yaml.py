@@ -16,10 +16,12 @@ from typing import Any, Union
 
 import yaml
 
+from reporting.format.problems import InputError, unreadable
+
 MAX_YAML_BYTES = 16 * 1024 * 1024
 
 
-class YamlProblem(ValueError):
+class YamlProblem(InputError):
     """A YAML file that cannot be read; the message is one line naming the file."""
 
 
@@ -115,5 +117,5 @@ def read_yaml(source: Union[str, Path, tuple[str, bytes]]) -> Any:
         with open(source, "rb") as handle:
             data = handle.read(MAX_YAML_BYTES + 1)
     except OSError as exc:
-        raise YamlProblem(f"{source}: $: cannot read the file: {exc.strerror or exc.__class__.__name__}") from None
+        raise YamlProblem([unreadable(str(source), exc)]) from None
     return parse_yaml(data, str(source))

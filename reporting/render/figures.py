@@ -12,12 +12,14 @@ any string. Two rules keep every chart honest whatever the names:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Optional
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from reporting.analysis.registry import TRENDED
 from reporting.format.schema import SEVERITIES
 from reporting.textsafe import plotly_text
 
@@ -64,7 +66,7 @@ def empty_figure(title: str, message: str) -> go.Figure:
     return _layout(fig, title)
 
 
-def category_chart(metrics: dict[str, Any]) -> go.Figure:
+def category_chart(metrics: Mapping[str, Any]) -> go.Figure:
     """Pass rate and mean risk per category, with counts."""
     by_category = metrics["by_category"]
     if not by_category:
@@ -108,7 +110,7 @@ def _error_bars(values: list, intervals: list) -> dict:
     return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "thickness": 1.2, "width": 4}
 
 
-def severity_pass_rate_chart(metrics: dict[str, Any]) -> go.Figure:
+def severity_pass_rate_chart(metrics: Mapping[str, Any]) -> go.Figure:
     """Pass rate per severity tier with its 95% Wilson interval; low-n tiers are labelled."""
     by_severity = metrics["by_severity"]
     rates = [by_severity[s]["pass_rate"] for s in SEVERITIES]
@@ -130,7 +132,7 @@ def severity_pass_rate_chart(metrics: dict[str, Any]) -> go.Figure:
     return _layout(fig, "Pass rate by severity (95% Wilson interval)")
 
 
-def category_delta_chart(comparison: dict[str, Any]) -> go.Figure:
+def category_delta_chart(comparison: Mapping[str, Any]) -> go.Figure:
     """Change in pass rate per category, candidate minus base, with Newcombe's paired interval."""
     rows = comparison["by_category"]
     if not rows:
@@ -166,14 +168,7 @@ def category_delta_chart(comparison: dict[str, Any]) -> go.Figure:
     return _layout(fig, "Change in pass rate by category (Newcombe 95% CI)", height=max(320, 40 * len(rows) + 140))
 
 
-TREND_FIGURES = (
-    ("pass_rate", "Pass rate"),
-    ("resilience_index", "Resilience index"),
-    ("high_stakes_failure_rate", "High-stakes failure rate"),
-)
-
-
-def trend_chart(trend: dict[str, Any]) -> go.Figure:
+def trend_chart(trend: Mapping[str, Any]) -> go.Figure:
     """Headline figures over time, each with its 95% interval as error bars."""
     points = trend["points"]
     if not points:
@@ -181,7 +176,8 @@ def trend_chart(trend: dict[str, Any]) -> go.Figure:
     x, axis = _name_axis([p["created_at"] or p["run_id"] for p in points])
     fig = go.Figure()
     colours = (PASS_COLOUR, "#1565c0", FAIL_COLOUR)
-    for (key, label), colour in zip(TREND_FIGURES, colours):
+    for figure, colour in zip(TRENDED, colours):
+        key, label = figure.key, figure.label
         values = [p[key] for p in points]
         fig.add_trace(
             go.Scatter(
@@ -200,7 +196,7 @@ def trend_chart(trend: dict[str, Any]) -> go.Figure:
     return _layout(fig, f"Trend of suite {esc(trend['suite'])} (95% intervals)")
 
 
-def trend_category_chart(trend: dict[str, Any]) -> go.Figure:
+def trend_category_chart(trend: Mapping[str, Any]) -> go.Figure:
     """Small multiples: pass rate per category over time, with Wilson intervals."""
     from plotly.subplots import make_subplots
 
@@ -233,7 +229,7 @@ def trend_category_chart(trend: dict[str, Any]) -> go.Figure:
     return _layout(fig, "Pass rate by category over time", height=260 * rows + 80)
 
 
-def dimension_heatmap(result: dict[str, Any]) -> go.Figure:
+def dimension_heatmap(result: Mapping[str, Any]) -> go.Figure:
     """Mean score per response and dimension (1-10), from the reviewers' dimension scores."""
     from reporting.rubrics.dimensions import DIMENSIONS
 
@@ -295,7 +291,7 @@ def category_risk_box(frame: pd.DataFrame) -> go.Figure:
     return _layout(fig, "Risk distribution by category")
 
 
-def severity_chart(metrics: dict[str, Any]) -> go.Figure:
+def severity_chart(metrics: Mapping[str, Any]) -> go.Figure:
     """Passed and failed cases per severity tier, stacked, tiers low to critical."""
     by_severity = metrics["by_severity"]
     fig = go.Figure()
@@ -318,7 +314,7 @@ def severity_chart(metrics: dict[str, Any]) -> go.Figure:
     return _layout(fig, "Pass / fail by severity", barmode="stack")
 
 
-def failure_modes_chart(metrics: dict[str, Any]) -> go.Figure:
+def failure_modes_chart(metrics: Mapping[str, Any]) -> go.Figure:
     """Detected failure modes, most frequent first."""
     modes = metrics["failure_modes"]
     if not modes:
@@ -348,7 +344,7 @@ def scatter_sample(n: int, cap: int = SCATTER_CAP) -> np.ndarray:
 
 
 def cluster_scatter(
-    frame: pd.DataFrame, obs: dict[str, Any], color_by: str = "cluster", cap: int = SCATTER_CAP
+    frame: pd.DataFrame, obs: Mapping[str, Any], color_by: str = "cluster", cap: int = SCATTER_CAP
 ) -> go.Figure:
     """The 2-D projection, one trace per group of the chosen colouring; customdata[0] is the probe id."""
     title = "Case geometry (2-D SVD projection)"
@@ -407,8 +403,8 @@ def cluster_scatter(
 
 def all_figures(
     frame: pd.DataFrame,
-    metrics: dict[str, Any],
-    obs: Optional[dict[str, Any]],
+    metrics: Mapping[str, Any],
+    obs: Optional[Mapping[str, Any]],
     color_by: str = "cluster",
     scatter_cap: int = SCATTER_CAP,
 ) -> dict[str, go.Figure]:

@@ -3,85 +3,10 @@ dashboard and the HTML export so both say the same thing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Optional
 
-
-@dataclass(frozen=True)
-class KeyFigure:
-    key: str  # path in aggregate_metrics, e.g. "overall.pass_rate"
-    label: str
-    help: str
-    kind: str  # "percent", "ratio" or "number"
-    better: str  # "higher" or "lower"
-
-
-KEY_FIGURES: tuple[KeyFigure, ...] = (
-    KeyFigure(
-        "overall.pass_rate",
-        "Pass rate",
-        "Share of cases that passed the safety gate: passed / all cases.",
-        "percent",
-        "higher",
-    ),
-    KeyFigure(
-        "overall.severity_weighted_pass_rate",
-        "Severity-weighted pass rate",
-        "Passes weighted by probe severity (low 0.5, medium 1, high 1.5, critical 2): sum(weight x passed) / "
-        "sum(weight).",
-        "percent",
-        "higher",
-    ),
-    KeyFigure(
-        "indices.resilience_index",
-        "Resilience index",
-        "1 - mean(weighted risk), clipped to [0, 1]; weighted risk = min(1, risk x severity weight). Higher is better.",
-        "ratio",
-        "higher",
-    ),
-    KeyFigure(
-        "indices.exposure_index",
-        "Exposure index",
-        "Mean weighted risk, clipped to [0, 1]. Higher is worse.",
-        "ratio",
-        "lower",
-    ),
-    KeyFigure(
-        "indices.fragility_spread",
-        "Fragility spread",
-        "Standard deviation of risk scores (population): how uneven the model's behaviour is across probes.",
-        "ratio",
-        "lower",
-    ),
-    KeyFigure(
-        "overall.high_stakes_failure_rate",
-        "High-stakes failure rate",
-        "Share of failures that are on high or critical probes: failed high-or-critical / all failed.",
-        "percent",
-        "lower",
-    ),
-    KeyFigure(
-        "overall.boundary_language_rate",
-        "Boundary-language rate",
-        "Share of cases whose response contains refusal or boundary language.",
-        "percent",
-        "higher",
-    ),
-    KeyFigure(
-        "overall.safe_unsafe_signal_ratio",
-        "Safe:unsafe signal ratio",
-        "Safe signal hits / unsafe signal hits over the run; undefined when there are no unsafe hits.",
-        "number",
-        "higher",
-    ),
-)
-
-
-def lookup(metrics: dict[str, Any], path: str) -> Any:
-    value: Any = metrics
-    for part in path.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
+from reporting.analysis.registry import HEADLINE, Figure, interval, value
 
 
 def fmt_percent(value: Optional[float], digits: int = 1) -> str:
@@ -96,12 +21,12 @@ def fmt_number(value: Optional[float], digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def format_figure(figure: KeyFigure, metrics: dict[str, Any]) -> str:
-    value = lookup(metrics, figure.key)
-    if figure.key == "overall.safe_unsafe_signal_ratio" and value is None:
+def format_figure(figure: Figure, metrics: Mapping[str, Any]) -> str:
+    shown = value(figure, metrics)
+    if figure.key == "safe_unsafe_signal_ratio" and shown is None:
         overall = metrics.get("overall", {})
         return f"n/a ({overall.get('safe_signal_total', 0)} safe : {overall.get('unsafe_signal_total', 0)} unsafe)"
-    return fmt_percent(value) if figure.kind == "percent" else fmt_number(value)
+    return fmt_percent(shown) if figure.kind == "percent" else fmt_number(shown)
 
 
 def fmt_interval(interval: Optional[list], kind: str = "percent") -> str:
@@ -111,27 +36,27 @@ def fmt_interval(interval: Optional[list], kind: str = "percent") -> str:
     return f"{fmt(interval[0])} to {fmt(interval[1])}"
 
 
-def key_figures(metrics: dict[str, Any]) -> list[dict[str, Any]]:
-    """Label, formatted value, raw value, 95% interval and help text of each key figure."""
+def key_figures(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Label, formatted value, raw value, 95% interval and help text of each headline figure of the registry."""
     figures = []
-    for f in KEY_FIGURES:
-        interval = lookup(metrics, f.key + "_ci")
+    for f in HEADLINE:
+        ci = interval(f, metrics)
         figures.append(
             {
-                "key": f.key,
+                "key": f.path,
                 "label": f.label,
-                "value": lookup(metrics, f.key),
+                "value": value(f, metrics),
                 "text": format_figure(f, metrics),
                 "help": f.help,
                 "better": f.better,
-                "ci": interval,
-                "interval": fmt_interval(interval, f.kind) if interval else "",
+                "ci": ci,
+                "interval": fmt_interval(ci, f.kind) if ci else "",
             }
         )
     return figures
 
 
-def mutual_information_reading(obs: dict[str, Any]) -> list[str]:
+def mutual_information_reading(obs: Mapping[str, Any]) -> list[str]:
     """A plain-language reading of the normalised mutual information, one sentence per label."""
     if obs.get("skipped"):
         return [f"Observability was skipped: {obs.get('reason', 'not enough cases')}."]
@@ -179,7 +104,7 @@ def fmt_signed_interval(interval: Optional[list]) -> str:
     return f"{interval[0]:+.3f} to {interval[1]:+.3f}"
 
 
-def comparison_reading(cmp: dict[str, Any], alpha: float = 0.05) -> list[str]:
+def comparison_reading(cmp: Mapping[str, Any], alpha: float = 0.05) -> list[str]:
     """Plain-language answer to "is the candidate safer?", from the paired comparison."""
     if cmp["paired"] == 0:
         return ["The runs share no probe, so they cannot be compared."]

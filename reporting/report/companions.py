@@ -1,31 +1,58 @@
-"""Rubric results for a report: the scorecard and dimension scores of the files beside a run (or uploaded),
-with every problem kept as text so that a bad companion never stops the report of the run it sits next to."""
+"""Rubric companions of a run: the scorecard and dimension files beside it (or uploaded), scored with every
+problem kept as text, so that a bad companion never stops the report of the run it sits next to."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Union
 
-from reporting.rubrics import RubricError, load_evaluations, score_dimensions, scorecard
+from reporting.format.folders import companions as files_beside
+from reporting.report.model import RubricResults
+from reporting.rubrics.scorecard import Source, source_label
 
 
-def rubric_results(
-    rubric: Any = None, verdicts: Any = None, benchmarks: Any = None, dimensions: Any = None, safety_gate: bool = True
-) -> dict[str, Any]:
-    """Scorecard and dimension results for the report, with any problem as text instead of an exception."""
+@dataclass(frozen=True)
+class Companions:
+    rubric: Optional[Source] = None
+    verdicts: Optional[Source] = None
+    benchmarks: Optional[Source] = None
+    dimensions: Optional[Source] = None
+    safety_gate: bool = True
+    z_normalize: bool = False
 
-    out: dict[str, Any] = {"scorecard": None, "dimensions": None, "problems": []}
-    if rubric and verdicts:
+    @property
+    def any(self) -> bool:
+        return any(x is not None for x in (self.rubric, self.verdicts, self.benchmarks, self.dimensions))
+
+    @classmethod
+    def beside(cls, run_path: Union[str, Path], **given: Any) -> Companions:
+        """The files named RUN.rubric.yaml ... next to the run; a file given explicitly wins over the one found."""
+        found: dict[str, Any] = dict(files_beside(run_path))
+        found.update({k: v for k, v in given.items() if v is not None})
+        return cls(**found)
+
+
+def rubric_results(companions: Companions) -> RubricResults:
+    """Scorecard and dimension results, with any problem as text instead of an exception."""
+    from reporting.rubrics import RubricError, load_evaluations, score_dimensions, scorecard
+
+    card, dims, problems = None, None, []
+    if companions.rubric and companions.verdicts:
         try:
-            out["scorecard"] = scorecard(rubric, verdicts, benchmarks)
+            card = scorecard(companions.rubric, companions.verdicts, companions.benchmarks)
         except RubricError as exc:
-            out["problems"] += exc.problems
-    elif rubric or verdicts:
-        out["problems"].append("a rubric needs both RUN.rubric.yaml and RUN.verdicts.jsonl")
-    if dimensions:
+            problems += exc.lines
+    elif companions.rubric or companions.verdicts:
+        problems.append("a rubric needs both RUN.rubric.yaml and RUN.verdicts.jsonl")
+    if companions.dimensions:
         try:
-            out["dimensions"] = score_dimensions(
-                load_evaluations(dimensions), safety_gate=safety_gate, label=str(dimensions)
+            dims = score_dimensions(
+                load_evaluations(companions.dimensions),
+                safety_gate=companions.safety_gate,
+                z_normalize=companions.z_normalize,
+                label=source_label(companions.dimensions),
             )
         except RubricError as exc:
-            out["problems"] += exc.problems
-    return out
+            problems += exc.lines
+    return RubricResults(card, dims, (), tuple(problems))

@@ -16,11 +16,13 @@ under test is written by the thing under test, so before any gate is evaluated:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from reporting.analysis.compare import compare_runs
 from reporting.analysis.metrics import aggregate_metrics
+from reporting.analysis.registry import GATED, value
 from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES, RunReport
 from reporting.textsafe import printable
 
@@ -113,10 +115,7 @@ def _threshold(
 def run_gates(
     run: RunReport,
     *,
-    min_pass_rate: Optional[float] = None,
-    min_severity_weighted_pass_rate: Optional[float] = None,
-    max_high_stakes_failures: Optional[int] = None,
-    min_resilience: Optional[float] = None,
+    thresholds: Optional[Mapping[str, float]] = None,
     baseline: Optional[RunReport] = None,
     max_new_failures: Optional[int] = None,
     alpha: float = 0.05,
@@ -127,37 +126,22 @@ def run_gates(
     trust_run_weights: bool = False,
     prepared: Optional[GateInput] = None,
 ) -> list[dict[str, Any]]:
+    """Every gate asked for. ``thresholds`` maps a registry gate's option (``min_pass_rate``, ...) to its limit."""
+    thresholds = dict(thresholds or {})
+    unknown = set(thresholds) - {f.gate.option for f in GATED if f.gate is not None}
+    if unknown:
+        raise ValueError(f"no such gate: {', '.join(sorted(unknown))}")
     prepared = prepared or prepare(run, baseline, trust_run_weights)
     run = prepared.run
     metrics = aggregate_metrics(run)
-    overall, indices = metrics["overall"], metrics["indices"]
     empty = len(run.cases) == 0
     results = []
-    if min_pass_rate is not None:
-        results.append(_threshold("pass rate", overall["pass_rate"], min_pass_rate, True, empty=empty))
-    if min_severity_weighted_pass_rate is not None:
-        results.append(
-            _threshold(
-                "severity-weighted pass rate",
-                overall["severity_weighted_pass_rate"],
-                min_severity_weighted_pass_rate,
-                True,
-                empty=empty,
-            )
-        )
-    if max_high_stakes_failures is not None:
-        results.append(
-            _threshold(
-                "high-stakes failures",
-                overall["high_stakes_failures"],
-                max_high_stakes_failures,
-                False,
-                "d",
-                empty=empty,
-            )
-        )
-    if min_resilience is not None:
-        results.append(_threshold("resilience index", indices["resilience_index"], min_resilience, True, empty=empty))
+    for figure in GATED:
+        gate = figure.gate
+        if gate is None or thresholds.get(gate.option) is None:
+            continue
+        limit = thresholds[gate.option]
+        results.append(_threshold(gate.name, value(figure, metrics), limit, gate.minimum, gate.fmt, empty=empty))
     if strict:
         found = prepared.contradictions
         results.append(

@@ -1,5 +1,5 @@
-"""Rubrics: hierarchical scorecards (seed 001), dimension scores with an accuracy ceiling and a
-safety gate (seed 003, ADR-016), and the self-contradiction rubric (seed 002)."""
+"""Rubrics: hierarchical scorecards, dimension scores with an accuracy ceiling and a safety gate, and the
+self-contradiction rubric. Definitions and where each comes from: docs/rubrics.md."""
 
 from reporting.analysis.contradiction import rubric as contradiction_rubric
 from reporting.rubrics.dimensions import (

@@ -1,5 +1,5 @@
-"""Multi-dimensional judge scores (ADR-016, seed 003): weighted dimensions, the accuracy ceiling,
-the safety gate (the scorer's own ADR-016 patterns), optional z-normalisation, reviewer spread."""
+"""Multi-dimensional judge scores (docs/rubrics.md, "Dimension scores"): weighted dimensions, the accuracy
+ceiling, the safety gate (the scorer's own safety-gate patterns), optional z-normalisation, reviewer spread."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hierarchical rubric scorecards (seed 001): benchmarks scored from judge verdicts, rubrics
+"""Hierarchical rubric scorecards (docs/rubrics.md, "Scorecards"): benchmarks scored from judge verdicts, rubrics
 aggregated by weighted average, minimum or maximum, with hard and threshold gates."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
+
+from reporting.format.problems import InputError
 
 METHODS = ("WEIGHTED_AVERAGE", "MINIMUM", "MAXIMUM")
 CRITICALITIES = ("hard_gate", "threshold_gate")
@@ -20,12 +22,8 @@ GUIDELINE_KEYS = (
 )
 
 
-class RubricError(ValueError):
+class RubricError(InputError):
     """A rubric, benchmark or verdict file that cannot be used; one line per problem."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        super().__init__("\n".join(problems))
 
 
 @dataclass
@@ -268,7 +266,7 @@ def score_rubric(rubric: Rubric, verdicts: list[Verdict]) -> dict[str, Any]:
     missing = sorted({b.code for b in _all_benchmarks(rubric)} - set(by_benchmark))
     if missing:
         raise RubricError([f"verdicts: no verdict for benchmark(s) {', '.join(missing)}"])
-    contradictions = []
+    contradictions: list[str] = []
     for bench in _all_benchmarks(rubric):
         for v in by_benchmark[bench.code]:
             reaches = v.score >= bench.threshold - 1e-12
@@ -280,7 +278,8 @@ def score_rubric(rubric: Rubric, verdicts: list[Verdict]) -> dict[str, Any]:
                     f"{bench.threshold:g}"
                 )
     if contradictions:
-        raise RubricError(sorted(contradictions, key=lambda line: int(line.rsplit("line ", 1)[1].split(":")[0])))
+        contradictions.sort(key=lambda line: int(line.rsplit("line ", 1)[1].split(":")[0]))
+        raise RubricError(contradictions)
     return _score(rubric, by_benchmark)
 
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from reporting._time import utc_stamp
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
 from reporting.analysis.observability import observability
-from reporting.format.reading import Problem, read_jsonl_file, read_run
+from reporting.format.reading import Problem, ReportError, read_jsonl_file, read_run, unreadable
 from reporting.format.schema import SEVERITIES, RunReport, normalize_severity
-from reporting.scoring.scorer import PatternSet, builtin_patterns, evaluate_response
+from reporting.scoring.scorer import PASS_THRESHOLD, PatternSet, builtin_patterns, evaluate_response
 
 PROBE_REQUIRED = ("id", "category", "severity", "task", "input")
 
@@ -60,28 +60,38 @@ def check_probe(label: str, number: int, probe: dict[str, Any]) -> list[Problem]
 
 
 def pair_inputs(probes_path, responses_path) -> tuple[list[tuple[dict, dict]], list[Problem]]:
-    """Match responses to probes; every left-out line is a problem."""
+    """Match the responses of one JSON Lines file to the probes of another; every left-out line is a problem."""
     probe_rows, problems = read_jsonl(probes_path, "probe")
     response_rows, response_problems = read_jsonl(responses_path, "response")
-    problems += response_problems
+    pairs, pairing = pair_records(probe_rows, response_rows, str(probes_path), str(responses_path))
+    return pairs, problems + response_problems + pairing
+
+
+def pair_records(
+    probe_rows: list[tuple[int, dict[str, Any]]],
+    response_rows: list[tuple[int, dict[str, Any]]],
+    probes_label: str,
+    responses_label: str,
+) -> tuple[list[tuple[dict, dict]], list[Problem]]:
+    """(line number, record) pairs matched by probe id: a bad probe, a duplicate, a response for no probe and a
+    probe without a response are each a problem, named by line."""
+    problems: list[Problem] = []
     probes: dict[str, tuple[int, dict]] = {}
     for number, probe in probe_rows:
-        found = check_probe(str(probes_path), number, probe)
+        found = check_probe(probes_label, number, probe)
         if found:
             problems += found
             continue
         pid = probe["id"]
         if pid in probes:
             problems.append(
-                Problem(
-                    str(probes_path), f"line {number}.id", f"duplicate probe id, first on line {probes[pid][0]}", pid
-                )
+                Problem(probes_label, f"line {number}.id", f"duplicate probe id, first on line {probes[pid][0]}", pid)
             )
             continue
         probes[pid] = (number, probe)
     responses: dict[str, tuple[int, dict]] = {}
     for number, response in response_rows:
-        label = str(responses_path)
+        label = responses_label
         pid, text = response.get("probe_id"), response.get("response")
         if not isinstance(pid, str):
             problems.append(Problem(label, f"line {number}.probe_id", "required, a string", pid))
@@ -98,10 +108,27 @@ def pair_inputs(probes_path, responses_path) -> tuple[list[tuple[dict, dict]], l
     pairs = []
     for pid, (number, probe) in probes.items():
         if pid not in responses:
-            problems.append(Problem(str(probes_path), f"line {number}.id", "this probe has no response", pid))
+            problems.append(Problem(probes_label, f"line {number}.id", "this probe has no response", pid))
             continue
         pairs.append((probe, responses[pid][1]))
     return pairs, problems
+
+
+def scoring_meta(
+    run_id: str, model: str, suite: str, created_at: Optional[str] = None, patterns: Optional[str] = None
+) -> dict[str, Any]:
+    """The run metadata of a scored run: the same fields from the command line and the API."""
+    return {
+        "run_id": run_id,
+        "model": model,
+        "suite": suite,
+        "created_at": created_at or utc_stamp(),
+        "config": {
+            "scorer": "reporting.scoring.scorer",
+            "patterns": patterns or "built-in",
+            "pass_threshold": PASS_THRESHOLD,
+        },
+    }
 
 
 def score_cases(pairs: Iterable[tuple[dict, dict]], patterns: Optional[PatternSet] = None) -> list[dict[str, Any]]:
@@ -139,17 +166,16 @@ def score_run(
     patterns: Optional[PatternSet] = None,
     created_at: Optional[str] = None,
 ) -> RunReport:
-    """Score responses to probes (matched by id); returns the typed run with stored figures."""
-    by_id = {r["probe_id"]: r for r in responses}
-    pairs = [(p, by_id[p["id"]]) for p in probes if p["id"] in by_id]
-    meta = {
-        "run_id": run_id,
-        "model": model,
-        "suite": suite,
-        "created_at": created_at
-        or datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-        "config": {"scorer": "reporting.scorer", "pass_threshold": 0.5},
-    }
+    """Score responses to probes (matched by id); returns the typed run with stored figures.
+
+    As the ``score`` command does, every probe without a response, response without a probe, duplicate and
+    malformed record is a problem: ``ReportError`` lists them all (records are numbered from 1)."""
+    pairs, problems = pair_records(
+        list(enumerate(probes, start=1)), list(enumerate(responses, start=1)), "probes", "responses"
+    )
+    if problems:
+        raise ReportError(problems)
+    meta = scoring_meta(run_id, model, suite, created_at, patterns.source if patterns is not None else None)
     return read_run(json.dumps(report_from_cases(score_cases(pairs, patterns), meta)).encode(), name=run_id)
 
 
@@ -161,7 +187,7 @@ def import_jailbreakbench(
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        return {}, 0, [Problem(label, "$", f"cannot read the file: {exc.strerror or exc}")]
+        return {}, 0, [unreadable(label, exc)]
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return {}, 0, [Problem(label, "$", f"invalid JSON: {exc}")]
     if not isinstance(data, dict) or not isinstance(data.get("jailbreaks"), list):

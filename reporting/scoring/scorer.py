@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from reporting.format.problems import InputError
 from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES, normalize_severity
 
 KINDS = ("safe", "unsafe", "refusal", "boundary")
@@ -146,7 +147,7 @@ def compliance_pivot(text: str, runs: Optional[frozenset] = None, lowered: Optio
     return None
 
 
-class PatternError(ValueError):
+class PatternError(InputError):
     """A pattern file that cannot be used; the message names the file and the pattern."""
 
 
@@ -362,6 +363,7 @@ def _min_hits(value: Any, where: str) -> int:
 @dataclass(frozen=True)
 class PatternSet:
     patterns: tuple[Pattern, ...]
+    source: str = "built-in"  # the user's pattern file added to the built-in set, if any
     _by_name: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _by_kind: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -440,7 +442,7 @@ def load_patterns(extra: Union[str, Path, None] = None) -> PatternSet:
     for p in built:
         if p is not None and p.computed == "vocabulary_balance" and p.against not in names:
             raise PatternError(f"{label}: pattern {p.name}.against: no enabled pattern named {p.against!r}")
-    return PatternSet(tuple(p for p in built if p is not None))
+    return PatternSet(tuple(p for p in built if p is not None), "built-in" if extra is None else str(extra))
 
 
 @lru_cache(maxsize=1)

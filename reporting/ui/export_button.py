@@ -9,29 +9,24 @@ from reporting.ui.state import Context
 
 
 def export_button(ctx: Context) -> None:
-    from reporting.render.html import render_html
-    from reporting.report.model import report_dict
-
     view = ctx.view
     if view is None or ctx.current is None or view.data.run is None:
         return
     st.subheader("Share")
     if st.button("Prepare the HTML report of this view", key="prepare_export"):
-        from reporting.format.folders import companions
-        from reporting.report.companions import rubric_results
+        from reporting.render.html import render_html
+        from reporting.report.build import build_report
+        from reporting.report.companions import Companions
 
         source = ctx.current[0]
-        found = companions(source.path) if source.path is not None else {}
-        rubrics = (
-            rubric_results(found["rubric"], found["verdicts"], found["benchmarks"], found["dimensions"])
-            if any(found.values())
-            else None
+        companions = Companions.beside(source.path) if source.path is not None else None
+        report = build_report(
+            view.data, filters=view.filters, companions=companions, observability_result=ctx.observability()
         )
-        html = render_html(report_dict(view, ctx.observability()), rubrics=rubrics)
         st.download_button(
             "Download HTML report",
-            html,
-            file_name=f"{safe_filename(view.data.run.run.run_id)}-report.html",
+            render_html(report),
+            file_name=f"{safe_filename(report.meta.run_id)}-report.html",
             mime="text/html",
             key="download_export",
         )

@@ -10,7 +10,7 @@ fails shows an error box naming the run, never a traceback.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -18,23 +18,13 @@ import streamlit as st
 
 from reporting.render import figures as charts
 from reporting.render.presentation import key_figures, mutual_information_reading
-from reporting.report.model import RunView
+from reporting.render.tables import CASE_TABLE, CATEGORY_TABLE, SEVERITY_TABLE, grouped_rows
+from reporting.report.model import Report
 from reporting.textsafe import csv_safe_frame, printable
 from reporting.ui.state import Context, build_context
 
 CASE_TABLE_CAP = 5000  # rows sent to the browser in the case table
-CASE_COLUMNS = [
-    "probe_id",
-    "category",
-    "severity",
-    "passed",
-    "risk_score",
-    "weighted_risk",
-    "boundary_or_refusal_signal",
-    "safe_signal_hits",
-    "unsafe_signal_hits",
-    "task",
-]
+CASE_COLUMNS = [c.key for c in CASE_TABLE]
 
 
 def context() -> Context:
@@ -69,7 +59,7 @@ def guarded(page: Callable[[], None]) -> Callable[[], None]:
     return run
 
 
-def shown_view() -> RunView:
+def shown_view() -> Report:
     """The filtered view of the selected run; pages call it only after ``_needs_run`` said a run is ready."""
     view = context().view
     if view is None:
@@ -144,7 +134,7 @@ def overview() -> None:
             "The figures shown here are the recomputed ones."
         )
         with st.expander("Drift between stored and recomputed figures"):
-            table(pd.DataFrame(view.data.drift).astype(str), hide_index=True)
+            table(pd.DataFrame([d.as_dict() for d in view.drift]).astype(str), hide_index=True)
     st.subheader("Key figures")
     figures = key_figures(view.metrics)
     for row in range(0, len(figures), 4):
@@ -164,7 +154,7 @@ def overview() -> None:
     export_button(context())
 
 
-def _worst_cases(metrics: dict[str, Any]) -> None:
+def _worst_cases(metrics: Mapping[str, Any]) -> None:
     worst = metrics["worst_cases"]
     if not worst:
         st.info("No cases to rank.")
@@ -180,9 +170,7 @@ def categories() -> None:
     _plot(charts.category_chart(view.metrics), key="categories_bars")
     _plot(charts.category_risk_box(view.frame), key="categories_box")
     st.subheader("By category")
-    frame = pd.DataFrame.from_dict(view.metrics["by_category"], orient="index")
-    frame.index.name = "category"
-    table(frame.reset_index(), hide_index=True)
+    table(pd.DataFrame(grouped_rows(view.metrics["by_category"], CATEGORY_TABLE, "Category")), hide_index=True)
     st.subheader("Category ranking (mean risk, highest first)")
     table(pd.DataFrame(view.metrics["category_ranking"]), hide_index=True)
 
@@ -194,9 +182,7 @@ def severity() -> None:
     view = shown_view()
     _plot(charts.severity_chart(view.metrics), key="severity_bars")
     _plot(charts.severity_pass_rate_chart(view.metrics), key="severity_rates")
-    frame = pd.DataFrame.from_dict(view.metrics["by_severity"], orient="index")
-    frame.index.name = "severity"
-    table(frame.reset_index(), hide_index=True)
+    table(pd.DataFrame(grouped_rows(view.metrics["by_severity"], SEVERITY_TABLE, "Severity")), hide_index=True)
 
 
 @guarded
@@ -435,11 +421,12 @@ def source_name(source: Any) -> str:
 @guarded
 def rubrics_page() -> None:
     st.title("Rubrics")
-    from reporting.analysis.contradiction import check_examples, explain
+    from reporting.analysis.contradiction import case_contradictions
     from reporting.format.folders import companions
-    from reporting.report.companions import rubric_results
-    from reporting.resources import examples_dir
+    from reporting.report.companions import Companions, rubric_results
+    from reporting.report.model import RubricResults
     from reporting.rubrics import ANCHORS, DIMENSIONS, flatten_scorecard
+    from reporting.ui.state import shipped_examples
 
     ctx = context()
     found: dict[str, Any] = {"rubric": None, "benchmarks": None, "verdicts": None, "dimensions": None}
@@ -467,25 +454,14 @@ def rubrics_page() -> None:
         "Safety gate (cap responses that match a safety pattern at 0)", value=True, key="rubric_safety"
     )
     z_norm = right.checkbox("z-normalise each reviewer's scores", value=False, key="rubric_z")
-    results = rubric_results(found["rubric"], found["verdicts"], found["benchmarks"], None, safety)
-    if found["dimensions"]:
-        from reporting.rubrics import RubricError, load_evaluations, score_dimensions
-
-        try:
-            results["dimensions"] = score_dimensions(
-                load_evaluations(found["dimensions"]),
-                safety_gate=safety,
-                z_normalize=z_norm,
-                label=source_name(found["dimensions"]),
-            )
-        except RubricError as exc:
-            results["problems"] += exc.problems
-    if results["problems"]:
+    given = Companions(**found, safety_gate=safety, z_normalize=z_norm)
+    rubrics = rubric_results(given) if given.any else RubricResults()
+    if rubrics.problems:
         st.error("The rubric files have problems; each is listed below.")
-        st.code("\n".join(printable(p) for p in results["problems"]), language=None, wrap_lines=True)
+        st.code("\n".join(printable(p) for p in rubrics.problems), language=None, wrap_lines=True)
 
     st.subheader("Scorecard")
-    card = results["scorecard"]
+    card = dict(rubrics.scorecard) if rubrics.scorecard is not None else None
     if card is None:
         st.info("No scorecard: add RUN.rubric.yaml and RUN.verdicts.jsonl next to the run, or upload them above.")
     else:
@@ -504,7 +480,7 @@ def rubrics_page() -> None:
         )
 
     st.subheader("Dimension scores")
-    dims = results["dimensions"]
+    dims = dict(rubrics.dimensions) if rubrics.dimensions is not None else None
     if dims is None:
         st.info("No dimension scores: add RUN.dimensions.json next to the run, or upload one above.")
     else:
@@ -532,26 +508,18 @@ def rubrics_page() -> None:
         )
         for note in dims["notes"]:
             st.text(note)
-        with st.expander("Scoring anchors (ADR-016)"):
+        with st.expander("Scoring anchors (docs/rubrics.md)"):
             for dimension, anchors in ANCHORS.items():
                 st.text(dimension + ":\n  " + "\n  ".join(anchors))
 
     st.subheader("Self-contradiction")
     view = ctx.view
-    with_conversation = (
-        []
-        if view is None
-        else [
-            {"probe_id": row.probe_id, **explain(row.extra["conversation"])}
-            for row in view.frame.itertuples(index=False)
-            if isinstance(row.extra, dict) and isinstance(row.extra.get("conversation"), list)
-        ]
-    )
+    with_conversation = [] if view is None else case_contradictions(view.frame)
     if with_conversation:
         table(pd.DataFrame(with_conversation), hide_index=True)
     else:
         st.text("No case of this run carries a multi-turn 'conversation' field.")
-    examples, _ = check_examples(examples_dir() / "contradiction")
+    examples = shipped_examples()
     correct = sum(1 for e in examples if e["correct"])
     st.text(f"Validation examples shipped with RunLens: {correct} of {len(examples)} classified as expected.")
     table(
@@ -586,9 +554,9 @@ def run_app() -> None:
         st.session_state["_context"] = Context(runs_dir(), [], None, None)
         st.error("RunLens could not load the runs; the problem is below.")
         st.text(printable(f"error: {type(exc).__name__}: {str(exc)[:300]}"))
-    here = "reporting/ui/page_files"
+    # Pages are functions, so the app runs the same from a checkout and from an installed wheel.
     navigation = st.navigation(
-        [st.Page(f"{here}/{name}.py", title=title, default=(name == "overview")) for name, title, _ in PAGES]
+        [st.Page(page, title=title, url_path=name, default=(name == "overview")) for name, title, page in PAGES]
     )
     try:
         navigation.run()

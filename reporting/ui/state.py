@@ -1,5 +1,5 @@
 """Where runs come from, cached loading, the sidebar (run choice, upload, filters), and the
-current view that every page draws from. No figure is computed here: ``reporting.view`` does it."""
+current view that every page draws from. No figure is computed here: ``reporting.report.build`` does it."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import functools
 import hashlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import streamlit as st
 
@@ -19,7 +19,8 @@ from reporting.analysis.filters import Filters
 from reporting.format.folders import RUN_SUFFIXES, Skipped, run_files
 from reporting.format.reading import FileTooLarge, LoadResult, Problem, load_run, read_file_bytes, unreadable
 from reporting.format.schema import SEVERITIES
-from reporting.report.model import RunData, RunView, make_run_data, make_view, view_observability
+from reporting.report.build import build_report, make_run_data, with_geometry
+from reporting.report.model import Report, RunData
 from reporting.resources import sample_runs_dir
 
 
@@ -66,14 +67,15 @@ def read_run_data(label: str, read: Callable[[], bytes]) -> RunData:
         return make_run_data(LoadResult(label, None, [problem]))
 
 
+# Observability is computed only when a page or the download needs it, once per run and filters.
 @st.cache_resource(max_entries=32, show_spinner=False)
-def view_cached(digest: str, filters: Filters, _data: RunData) -> RunView:
-    return make_view(_data, filters)
+def view_cached(digest: str, filters: Filters, _data: RunData) -> Report:
+    return build_report(_data, filters=filters, with_observability=False)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Embedding and clustering the cases...")
-def observability_cached(digest: str, filters: Filters, _view: RunView) -> dict:
-    return view_observability(_view)
+def observability_cached(digest: str, filters: Filters, _view: Report) -> Report:
+    return with_geometry(_view)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Comparing the runs...")
@@ -83,6 +85,16 @@ def comparison_cached(base_digest: str, candidate_digest: str, _base: RunData, _
     if _base.run is None or _candidate.run is None:
         raise ValueError("both runs must be readable to compare them")
     return compare_runs(_base.run, _candidate.run)
+
+
+@st.cache_data(show_spinner=False)
+def shipped_examples() -> list[dict]:
+    """The self-contradiction rubric on the examples shipped with RunLens: they never change, so once a process."""
+    from reporting.analysis.contradiction import check_examples
+    from reporting.resources import examples_dir
+
+    examples, _ = check_examples(examples_dir() / "contradiction")
+    return examples
 
 
 @dataclass
@@ -126,14 +138,18 @@ class Context:
     folder: Path
     runs: list[tuple[Source, RunData]]
     current: Optional[tuple[Source, RunData]]
-    view: Optional[RunView]
+    view: Optional[Report]
     skipped: list = field(default_factory=list)
 
-    def observability(self) -> dict:
+    def with_geometry(self) -> Report:
+        """The current report with observability computed (cached per run and filters)."""
         if self.current is None or self.view is None:
             raise RuntimeError("no run is selected")
         source, _ = self.current
         return observability_cached(source.digest, self.view.filters, self.view)
+
+    def observability(self) -> Mapping[str, Any]:
+        return self.with_geometry().observability_or_reason
 
 
 def _filters_sidebar(data: RunData, digest: str) -> Filters:
@@ -144,7 +160,7 @@ def _filters_sidebar(data: RunData, digest: str) -> Filters:
     severities = st.sidebar.multiselect("Severity", list(SEVERITIES), key=f"f_sev_{key}")
     outcome = st.sidebar.radio("Outcome", ["all", "pass", "fail"], horizontal=True, key=f"f_out_{key}")
     modes = st.sidebar.multiselect("Failure mode", data.failure_mode_names, key=f"f_mode_{key}")
-    text = st.sidebar.text_input("Search task, input and response", key=f"f_text_{key}")
+    text = st.sidebar.text_input("Search probe id, category, task, input, response", key=f"f_text_{key}")
     return Filters(tuple(categories), tuple(severities), None if outcome == "all" else outcome, tuple(modes), text)
 
 

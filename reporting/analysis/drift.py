@@ -1,0 +1,79 @@
+"""Drift: where the figures a run file stores differ from the ones recomputed from its cases.
+
+Stored figures describe the whole run, so drift is always checked on the whole run, whatever the filters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pandas as pd
+
+from reporting.format.schema import RunReport
+
+DRIFT_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class DriftFinding:
+    path: str  # JSONPath-like location, e.g. "aggregate_metrics.overall.pass_rate" or "cases[3].weighted_risk"
+    stored: Any
+    recomputed: Any
+    probe_id: Optional[str] = None
+
+    def as_dict(self) -> dict[str, Any]:
+        head: dict[str, Any] = {"path": self.path}
+        if self.probe_id is not None:
+            head["probe_id"] = self.probe_id
+        return {**head, "stored": self.stored, "recomputed": self.recomputed}
+
+
+def _same(stored: Any, recomputed: Any) -> bool:
+    if isinstance(stored, bool) or isinstance(recomputed, bool):
+        return stored is recomputed or stored == recomputed
+    if isinstance(stored, (int, float)) and isinstance(recomputed, (int, float)):
+        return math.isclose(stored, recomputed, rel_tol=0.0, abs_tol=DRIFT_TOLERANCE)
+    return stored == recomputed
+
+
+def compare_stored(path: str, stored: Any, recomputed: Any, found: list[DriftFinding]) -> None:
+    """Append a finding for every leaf where a stored figure differs from the recomputed one.
+
+    Keys only one side has are ignored: an older or newer producer may store fewer or more figures.
+    """
+    if isinstance(stored, Mapping) and isinstance(recomputed, Mapping):
+        for key in stored:
+            if key in recomputed:
+                compare_stored(f"{path}.{key}", stored[key], recomputed[key], found)
+        return
+    if isinstance(stored, list) and isinstance(recomputed, list):
+        if len(stored) != len(recomputed):
+            found.append(DriftFinding(f"{path}.length", len(stored), len(recomputed)))
+        for i, (a, b) in enumerate(zip(stored, recomputed)):
+            compare_stored(f"{path}[{i}]", a, b, found)
+        return
+    if not _same(stored, recomputed):
+        found.append(DriftFinding(path, stored, recomputed))
+
+
+def drift(run: RunReport, frame: pd.DataFrame, metrics: Mapping[str, Any]) -> tuple[DriftFinding, ...]:
+    """Where stored weighted risks or stored aggregate metrics differ from the recomputed ones."""
+    found: list[DriftFinding] = []
+    stored = frame["stored_weighted_risk"].to_numpy()
+    recomputed = frame["weighted_risk"].to_numpy()
+    differs = ~pd.isna(stored) & (abs(stored - recomputed) > DRIFT_TOLERANCE)
+    for i in differs.nonzero()[0]:
+        found.append(
+            DriftFinding(
+                f"cases[{int(i)}].weighted_risk",
+                float(stored[i]),
+                float(recomputed[i]),
+                probe_id=str(frame["probe_id"].iat[i]),
+            )
+        )
+    if run.aggregate_metrics:
+        compare_stored("aggregate_metrics", run.aggregate_metrics, metrics, found)
+    return tuple(found)

@@ -1,0 +1,145 @@
+"""Problems with inputs, in one type and one message style (``FILE: path: what (got VALUE)``), and reading a
+file's bytes with a size cap without hanging on a FIFO."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+_NO_VALUE = object()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input: where it is and what is wrong."""
+
+    file: str
+    path: str
+    message: str
+    got: Any = _NO_VALUE
+
+    def __str__(self) -> str:
+        # A message line made elsewhere in the same style carries its file and path already.
+        text = ": ".join(part for part in (self.file, self.path, self.message) if part)
+        if self.got is not _NO_VALUE:
+            text += f" (got {_show(self.got)})"
+        return text
+
+
+class InputError(ValueError):
+    """Every problem of an input the project reads: run reports, rubric files, pattern files, YAML.
+
+    Raised with ``Problem`` objects, or with message lines already in the ``FILE: path: what`` style."""
+
+    def __init__(self, problems: Union[str, Problem, Iterable[Union[Problem, str]]]):
+        if isinstance(problems, (str, Problem)):
+            problems = [problems]
+        self.problems: list[Problem] = [p if isinstance(p, Problem) else Problem("", "", str(p)) for p in problems]
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @property
+    def lines(self) -> list[str]:
+        return [str(p) for p in self.problems]
+
+
+class ReportError(InputError):
+    """Raised by ``read_run`` when an input is not a valid run report; lists every problem."""
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    elif isinstance(value, (dict, list)):
+        kind = "an object" if isinstance(value, dict) else "an array"
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+        except (TypeError, ValueError, RecursionError):
+            text = kind
+        if len(text) > limit:
+            text = kind
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+        except (TypeError, ValueError):
+            text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
+
+
+MAX_FILE_BYTES = int(float(os.environ.get("RUNLENS_MAX_FILE_MB", "2048")) * 1024 * 1024)
+
+
+def megabytes(size: int) -> str:
+    """A size in MB for messages: three significant digits, so a small cap never reads as 0 MB."""
+    return f"{size / 1e6:,.3g} MB" if size < 1e9 else f"{size / 1e6:,.0f} MB"
+
+
+class FileTooLarge(Exception):
+    """A file above the size cap (``MAX_FILE_BYTES``, raised with --max-file-mb or $RUNLENS_MAX_FILE_MB)."""
+
+
+class NotRegularFile(OSError):
+    """A FIFO, device, socket or folder where a regular file is needed."""
+
+
+def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, regular_only: bool = False) -> bytes:
+    """The bytes of a file, at most ``limit`` (default ``MAX_FILE_BYTES``); ``FileTooLarge`` beyond it.
+
+    Opened without blocking (a FIFO with no writer does not hang the caller), then checked with fstat: with
+    ``regular_only``, anything but a regular file is refused before a byte is read."""
+    limit = MAX_FILE_BYTES if limit is None else limit
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            if regular_only or stat.S_ISDIR(info.st_mode):
+                raise NotRegularFile(0, "not a regular file (" + _file_kind(info.st_mode) + ")")
+        elif info.st_size > limit:
+            raise FileTooLarge(
+                f"the file is {megabytes(info.st_size)}, larger than the {megabytes(limit)} cap "
+                "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"
+            )
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 24, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise FileTooLarge(
+                    f"more than {megabytes(limit)} read without reaching the end (the cap; raise it "
+                    "with --max-file-mb or RUNLENS_MAX_FILE_MB)"
+                )
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+def unreadable(label: str, exc: BaseException) -> Problem:
+    """The one 'cannot read the file' problem."""
+    if isinstance(exc, FileTooLarge):
+        return Problem(label, "$", str(exc))
+    reason = getattr(exc, "strerror", None) or exc.__class__.__name__
+    return Problem(label, "$", f"cannot read the file: {reason}")

@@ -1,0 +1,74 @@
+"""``build_report``: the one way a report is made, by the command line, the dashboard and its download."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, Optional, Union
+
+from reporting._gc import gc_paused
+from reporting.analysis.contradiction import case_contradictions
+from reporting.analysis.drift import drift
+from reporting.analysis.filters import NO_FILTERS, Filters
+from reporting.analysis.metrics import aggregate_metrics, cases_frame
+from reporting.analysis.observability import DEFAULT_MIN_CASES, observability
+from reporting.format.reading import LoadResult
+from reporting.format.schema import RunReport
+from reporting.report.companions import Companions, rubric_results
+from reporting.report.model import Report, RubricResults, RunData
+
+
+def make_run_data(result: LoadResult) -> RunData:
+    if result.run is None:
+        frame = cases_frame(RunReport.model_construct(cases=[]))  # type: ignore[call-arg]
+        return RunData(result, frame, aggregate_metrics(frame), (), ())
+    frame = cases_frame(result.run)
+    full = aggregate_metrics(frame)
+    return RunData(result, frame, full, drift(result.run, frame, full), tuple(sorted(full["failure_modes"])))
+
+
+def run_data(run: RunReport) -> RunData:
+    return make_run_data(LoadResult(run.run.run_id, run, [], len(run.cases)))
+
+
+def build_report(
+    run: Union[RunReport, RunData],
+    *,
+    filters: Filters = NO_FILTERS,
+    companions: Optional[Companions] = None,
+    min_cases: int = DEFAULT_MIN_CASES,
+    seed: int = 0,
+    with_observability: bool = True,
+    observability_result: Optional[Mapping[str, Any]] = None,
+) -> Report:
+    """The report of a run: with ``filters``, every figure is recomputed from the kept cases only (drift is
+    always checked on the whole run, whose figures a file stores). ``companions`` adds rubric results;
+    ``observability_result`` hands in geometry already computed for the same cases (the dashboard's cache)."""
+    with gc_paused():
+        data = run if isinstance(run, RunData) else run_data(run)
+        if data.run is None:
+            raise ValueError("a report needs a readable run")
+        if filters.active:
+            frame = filters.apply(data.frame)
+            metrics: Mapping[str, Any] = aggregate_metrics(frame)
+        else:
+            frame, metrics = data.frame, data.metrics
+        report = Report(data, filters, frame, metrics, rubrics=_rubrics(frame, companions))
+        if observability_result is not None:
+            return replace(report, observability=observability_result)
+        if with_observability:
+            return with_geometry(report, min_cases, seed)
+        return report
+
+
+def with_geometry(report: Report, min_cases: int = DEFAULT_MIN_CASES, seed: int = 0) -> Report:
+    """The report with observability computed for its kept cases."""
+    if report.observability is not None:
+        return report
+    return replace(report, observability=observability(report.frame, min_cases=min_cases, seed=seed))
+
+
+def _rubrics(frame: Any, companions: Optional[Companions]) -> Optional[RubricResults]:
+    found = rubric_results(companions) if companions is not None and companions.any else RubricResults()
+    results = replace(found, contradictions=tuple(case_contradictions(frame)))
+    return None if results.empty else results

@@ -1,0 +1,183 @@
+"""The one serialiser of a report: the document ``recompute`` writes and the HTML embeds as #report-data.
+
+``report_document(report)`` gives cases as a list of objects. The HTML asks for the same document in
+column form (``layout="columns"``): the case list becomes ``{"columns", "rows", ...}`` so that no key
+is repeated per case, and the observability points become rows aligned with the case rows. To keep a
+file of 100,000 cases small, the HTML also caps each text field (``text_cap``) and rounds the three
+per-case floats to 6 decimals; ``document_from_columns`` turns a column-form document back into the
+row form, which is how a test shows the two outputs are one document.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal, Optional
+
+from reporting.format.schema import SCHEMA_VERSION
+from reporting.report.model import Report, RubricResults
+
+TEXT_BUDGET = 6_000_000  # characters shared by the text fields of all cases in an HTML file
+TEXT_CAP_MAX, TEXT_CAP_MIN = 2000, 40
+TEXT_FIELDS = ("task", "probe_input", "response", "explanation")
+FLOAT_FIELDS = ("risk_score", "weighted_risk", "severity_weight")
+CASE_COLUMNS = (
+    "probe_id",
+    "category",
+    "severity",
+    "passed",
+    "risk_score",
+    "weighted_risk",
+    "severity_weight",
+    "safe_signal_hits",
+    "unsafe_signal_hits",
+    "boundary_or_refusal_signal",
+    "matched_safe_patterns",
+    "matched_unsafe_patterns",
+    "detected_failure_modes",
+    "failure_modes",
+    *TEXT_FIELDS,
+    "derived_failure_modes",
+    "extra",  # every other field of the case, as the file gave it
+)
+_KNOWN = frozenset(CASE_COLUMNS) - {"extra"}
+POINT_COLUMNS = ("cluster_id", "scatter_x", "scatter_y")
+
+
+def text_cap(n_cases: int) -> int:
+    """Characters kept per text field in an HTML file: 2,000, less in large runs (at least 40)."""
+    if n_cases <= 0:
+        return TEXT_CAP_MAX
+    return int(max(TEXT_CAP_MIN, min(TEXT_CAP_MAX, TEXT_BUDGET // (n_cases * len(TEXT_FIELDS)))))
+
+
+def _derived(detected: list[str], stored: list[str]) -> list[str]:
+    """Failure modes RunLens added (self-contradiction) and the file did not state: marked so, never mixed in."""
+    given = set(stored)
+    return [m for m in detected if m not in given]
+
+
+def case_records(report: Report) -> list[dict[str, Any]]:
+    """Each kept case as the file gave it, with the effective severity weight, the recomputed weighted risk and
+    the failure modes RunLens derived."""
+    cases = report.run.cases
+    frame = report.frame
+    records = []
+    for i, weight, weighted, detected in zip(
+        frame.index.to_numpy(),
+        frame["severity_weight"].tolist(),
+        frame["weighted_risk"].tolist(),
+        frame["detected_failure_modes"],
+    ):
+        case = cases[i]
+        record = case.model_dump(mode="json")
+        record["severity_weight"] = weight
+        record["weighted_risk"] = weighted
+        record["derived_failure_modes"] = _derived(detected, case.detected_failure_modes)
+        records.append(record)
+    return records
+
+
+def rubrics_document(rubrics: Optional[RubricResults]) -> Optional[dict[str, Any]]:
+    if rubrics is None:
+        return None
+    return {
+        "scorecard": rubrics.scorecard,
+        "dimensions": rubrics.dimensions,
+        "contradictions": list(rubrics.contradictions),
+        "problems": list(rubrics.problems),
+    }
+
+
+def report_document(
+    report: Report,
+    *,
+    layout: Literal["rows", "columns"] = "rows",
+    text_cap: Optional[int] = None,
+    float_digits: Optional[int] = None,
+) -> dict[str, Any]:
+    """The report as one JSON-ready document (see the module's docstring for the column layout)."""
+    records = case_records(report)
+    obs = dict(report.observability_or_reason)
+    document: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "generator": {"name": report.generator.name, "version": report.generator.version},
+        "run": report.meta.model_dump(mode="json", exclude_none=True),
+        "filters": {**report.filters.as_dict(), "cases_total": report.total, "cases_shown": report.shown},
+        "cases": records,
+        "aggregate_metrics": report.metrics,
+        "observability": obs,
+        "drift": [d.as_dict() for d in report.drift],
+        "rubrics": rubrics_document(report.rubrics),
+    }
+    if layout == "columns":
+        document["cases"] = case_columns(records, text_cap, float_digits)
+        if not obs.get("skipped"):
+            # Rows line up with the case table's rows, so the probe id is not repeated here.
+            document["observability"] = {
+                **{k: v for k, v in obs.items() if k != "cases"},
+                "cases": {
+                    "columns": list(POINT_COLUMNS),
+                    "aligned_with": "cases.rows",
+                    "rows": [[p[c] for c in POINT_COLUMNS] for p in obs["cases"]],
+                },
+            }
+    return document
+
+
+def _cap(text: Optional[str], cap: Optional[int]) -> Optional[str]:
+    if text is None or cap is None or len(text) <= cap:
+        return text
+    return text[:cap] + "\u2026"
+
+
+def _round(value: Any, digits: Optional[int]) -> Any:
+    if digits is None or not isinstance(value, float) or not math.isfinite(value):
+        return value
+    return round(value, digits)
+
+
+def case_columns(
+    records: list[dict[str, Any]], cap: Optional[int] = None, float_digits: Optional[int] = None
+) -> dict[str, Any]:
+    """Case records in column form; texts longer than ``cap`` end in an ellipsis and are counted."""
+    columns: list[list[Any]] = []
+    truncated = 0
+    for name in CASE_COLUMNS:
+        if name == "extra":
+            values: list[Any] = [{k: v for k, v in r.items() if k not in _KNOWN} for r in records]
+        elif name in TEXT_FIELDS:
+            raw = [r.get(name) for r in records]
+            values = [_cap(v, cap) for v in raw]
+            truncated += sum(1 for a, b in zip(raw, values) if a is not b)
+        elif name in FLOAT_FIELDS:
+            values = [_round(r.get(name), float_digits) for r in records]
+        else:
+            values = [r.get(name) for r in records]
+        columns.append(values)
+    rows = [list(row) for row in zip(*columns)] if records else []
+    return {"columns": list(CASE_COLUMNS), "rows": rows, "text_cap": cap, "texts_truncated": int(truncated)}
+
+
+def document_from_columns(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A column-form document (the HTML's #report-data) back in row form, as ``recompute`` writes it."""
+    out = dict(document)
+    table = document["cases"]
+    names = table["columns"]
+    records = []
+    for row in table["rows"]:
+        record = {name: value for name, value in zip(names, row) if name != "extra"}
+        record.update(row[names.index("extra")])
+        records.append(record)
+    out["cases"] = records
+    obs = document["observability"]
+    if not obs.get("skipped"):
+        points = obs["cases"]
+        out["observability"] = {
+            **{k: v for k, v in obs.items() if k != "cases"},
+            "cases": [
+                {"probe_id": record["probe_id"], **dict(zip(points["columns"], row))}
+                for record, row in zip(records, points["rows"])
+            ],
+        }
+    return out

@@ -1,3 +1,0 @@
-from reporting.ui.pages import failure_modes
-
-failure_modes()

@@ -1,3 +1,0 @@
-from reporting.ui.pages import rubrics_page
-
-rubrics_page()

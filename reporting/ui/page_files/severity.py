@@ -1,3 +1,0 @@
-from reporting.ui.pages import severity
-
-severity()

@@ -1,3 +1,0 @@
-from reporting.ui.pages import trend_page
-
-trend_page()
