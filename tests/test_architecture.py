@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "reporting"
 
 # Lowest first. A module may import from its own layer or any layer below it, never from one above.
-HEAVY = ("pandas", "sklearn", "plotly", "streamlit", "scipy")  # what `--help` must not import
+HEAVY = ("pandas", "sklearn", "plotly", "streamlit", "scipy", "pydantic", "jinja2")  # what `--help` must not import
 
 LAYERS = [
     ("base", ["reporting._version", "reporting._gc", "reporting._time", "reporting.textsafe"]),
@@ -21,7 +21,7 @@ LAYERS = [
     ("rubrics", ["reporting.rubrics"]),
     ("report", ["reporting.report"]),
     ("render", ["reporting.render"]),
-    ("ui", ["reporting.ui", "reporting.cli", "reporting.__main__", "reporting"]),
+    ("ui", ["reporting.ui", "reporting.cli", "reporting.commands", "reporting.__main__", "reporting"]),
 ]
 
 
@@ -137,6 +137,59 @@ def test_import_reporting_loads_nothing_heavy():
 
 def test_the_cli_default_min_cases_is_the_analysis_one():
     from reporting.analysis.observability import DEFAULT_MIN_CASES
-    from reporting.cli import DEFAULT_MIN_CASES as CLI_DEFAULT
+    from reporting.commands import DEFAULT_MIN_CASES as CLI_DEFAULT
 
     assert CLI_DEFAULT == DEFAULT_MIN_CASES
+
+
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_is_longer_than_400_lines():
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in sorted((ROOT / "reporting").rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def _layout_table() -> list[tuple[str, str]]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| `")]
+    return [(left.strip(), right.strip()) for left, right in rows]
+
+
+def test_the_readme_layout_table_names_real_files_and_every_module():
+    """Every path in the README's layout table exists, every module file it names in a folder row exists in that
+    folder, and every module of the package is named in its folder's row."""
+    import re
+
+    rows = _layout_table()
+    assert len(rows) >= 10
+    named: set[str] = set()
+    for left, right in rows:
+        paths = re.findall(r"`([^`]+)`", left)
+        for path in paths:
+            assert (ROOT / path).exists(), f"README layout names {path}, which does not exist"
+        folder = paths[0] if len(paths) == 1 and paths[0].endswith("/") else None
+        if folder and folder.startswith("reporting/"):
+            for name in re.findall(r"`(\w+\.py)`", right):
+                assert (ROOT / folder / name).exists(), f"README layout names {folder}{name}, which does not exist"
+                named.add(folder + name)
+        named.update(p for p in paths if p.endswith(".py"))
+    for path in sorted((ROOT / "reporting").rglob("*.py")):
+        relative = str(path.relative_to(ROOT))
+        if path.name == "__init__.py" and relative != "reporting/__init__.py":
+            continue
+        assert relative in named, f"{relative} is not named in the README's layout table"
+
+
+def test_the_readme_lists_every_dashboard_page():
+    from reporting.ui.pages import PAGES
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pages = readme.split("- **Pages**:", 1)[1].split("\n- ", 1)[0]
+    for _, title, _ in PAGES:
+        assert title in pages, f"the README's page list does not name the {title} page"

@@ -5,6 +5,7 @@ and a signed-rank test on risk. Also the suite fingerprint and the trend over ma
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any, Optional
 
 import numpy as np
@@ -28,9 +29,12 @@ def _severity_rank(severity: str) -> int:
     return -SEVERITIES.index(severity) if severity in SEVERITIES else 1
 
 
-def compare_runs(base: RunReport, candidate: RunReport) -> dict[str, Any]:
-    """Everything the compare command, the Compare page and the HTML show."""
-    fb, fc = cases_frame(base), cases_frame(candidate)
+def compare_runs(
+    base: RunReport, candidate: RunReport, frames: Optional[tuple[pd.DataFrame, pd.DataFrame]] = None
+) -> dict[str, Any]:
+    """Everything the compare command, the Compare page and the HTML show. ``frames``: the two runs' case frames
+    when the caller holds them already (the dashboard does), so they are not built again."""
+    fb, fc = frames if frames is not None else (cases_frame(base), cases_frame(candidate))
     merged = fb.merge(fc, on="probe_id", suffixes=("_base", "_cand"))
     base_ids, cand_ids = set(fb["probe_id"]), set(fc["probe_id"])
     pb = merged["passed_base"].to_numpy(dtype=bool)
@@ -134,10 +138,15 @@ def compare_runs(base: RunReport, candidate: RunReport) -> dict[str, Any]:
     }
 
 
-def changed_cases(base: RunReport, candidate: RunReport, probe_ids: list[str]) -> pd.DataFrame:
+def changed_cases(
+    base: RunReport,
+    candidate: RunReport,
+    probe_ids: list[str],
+    frames: Optional[tuple[pd.DataFrame, pd.DataFrame]] = None,
+) -> pd.DataFrame:
     """Side-by-side rows (base and candidate response) for the given probes, in the given order."""
-    fb = cases_frame(base).set_index("probe_id")
-    fc = cases_frame(candidate).set_index("probe_id")
+    fb, fc = frames if frames is not None else (cases_frame(base), cases_frame(candidate))
+    fb, fc = fb.set_index("probe_id"), fc.set_index("probe_id")
     rows = []
     for pid in probe_ids:
         rb, rc = fb.loc[pid], fc.loc[pid]
@@ -168,8 +177,12 @@ def changed_cases(base: RunReport, candidate: RunReport, probe_ids: list[str]) -
     )
 
 
-def trend(runs: list[RunReport], suite: Optional[str] = None) -> dict[str, Any]:
-    """Runs of one suite in time order, with the headline figures and their intervals."""
+def trend(
+    runs: list[RunReport], suite: Optional[str] = None, metrics: Optional[list[Mapping[str, Any]]] = None
+) -> dict[str, Any]:
+    """Runs of one suite in time order, with the headline figures and their intervals. ``metrics``: each run's
+    aggregate metrics when the caller holds them already (the dashboard does)."""
+    known = {id(run): m for run, m in zip(runs, metrics)} if metrics is not None else {}
     suites: dict[str, int] = {}
     for run in runs:
         suites[run.run.suite] = suites.get(run.run.suite, 0) + 1
@@ -180,7 +193,7 @@ def trend(runs: list[RunReport], suite: Optional[str] = None) -> dict[str, Any]:
     kept.sort(key=lambda r: (r.run.created_at is None, r.run.created_at or "", r.run.run_id))
     points = []
     for run in kept:
-        m = aggregate_metrics(run)
+        m = known.get(id(run)) or aggregate_metrics(run)
         points.append(
             {
                 "run_id": run.run.run_id,

@@ -15,6 +15,7 @@ import pandas as pd
 from reporting._gc import gc_paused
 from reporting.analysis.stats import LOW_N, mean_interval, weighted_wilson, wilson
 from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, Case, RunReport
+from reporting.format.severity import weighted_risk
 
 WORST_CASES = 10
 
@@ -78,7 +79,7 @@ def _cases_frame(cases: list[Case]) -> pd.DataFrame:
     data["severity"] = severity
     data["severity_weight"] = weights
     data["stored_weighted_risk"] = data.pop("weighted_risk")
-    data["weighted_risk"] = np.minimum(1.0, data["risk_score"] * weights)
+    data["weighted_risk"] = weighted_risk(data["risk_score"], weights)
     extras = tuple(c.__pydantic_extra__ or {} for c in cases)
     data["extra"] = _column("extra", extras, n)
     _derive_self_contradiction(data["detected_failure_modes"], extras)

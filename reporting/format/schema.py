@@ -22,23 +22,17 @@ from pydantic import (
     field_validator,
 )
 
+from reporting.format.severity import (  # re-exported: the schema's names
+    DEFAULT_SEVERITY_WEIGHTS as DEFAULT_SEVERITY_WEIGHTS,
+)
+from reporting.format.severity import HIGH_STAKES as HIGH_STAKES
+from reporting.format.severity import SEVERITIES as SEVERITIES
+from reporting.format.severity import normalize_severity as normalize_severity
+
 SCHEMA_VERSION = 1
 
-SEVERITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
-DEFAULT_SEVERITY_WEIGHTS: dict[str, float] = {"low": 0.5, "medium": 1.0, "high": 1.5, "critical": 2.0}
-HIGH_STAKES: frozenset[str] = frozenset({"high", "critical"})
 MAX_INTEGER = 2**53  # every integer a run holds is exact in numpy, pandas and a browser's JSON
 MAX_SEVERITY_WEIGHT = 1_000_000.0
-
-
-def normalize_severity(value: object) -> Optional[str]:
-    """The severity tier a label names ('Critical ' -> 'critical'), or None when it names none.
-
-    The one place severities are normalised: the schema, the scorer and the gates all use it."""
-    if not isinstance(value, str):
-        return None
-    tier = value.strip().lower()
-    return tier if tier in SEVERITIES else None
 
 
 # Case-insensitive on input, stored in lower case. Checked by pydantic-core itself (no Python
@@ -98,14 +92,6 @@ class Case(BaseModel):
     probe_input: Optional[StrictStr] = Field(default=None, description="Probe scenario input sent to the model.")
     response: Optional[StrictStr] = Field(default=None, description="The model's response.")
     explanation: Optional[StrictStr] = Field(default=None, description="Why the case passed or failed.")
-
-    @property
-    def effective_severity_weight(self) -> float:
-        return DEFAULT_SEVERITY_WEIGHTS[self.severity] if self.severity_weight is None else self.severity_weight
-
-    @property
-    def recomputed_weighted_risk(self) -> float:
-        return min(1.0, self.risk_score * self.effective_severity_weight)
 
 
 class RunMeta(BaseModel):

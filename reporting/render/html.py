@@ -21,6 +21,7 @@ from reporting._time import generated_at
 from reporting._version import __version__
 from reporting.analysis.filters import SEARCH_COLUMNS
 from reporting.format.schema import SEVERITIES
+from reporting.render import compare_figures
 from reporting.render import figures as charts
 from reporting.render.presentation import (
     COMPARE_METHODOLOGY,
@@ -86,7 +87,7 @@ def figures_json(report: Report) -> dict[str, Any]:
         report.frame, report.metrics, report.observability_or_reason, scatter_cap=HTML_SCATTER_CAP
     )
     if report.rubrics is not None and report.rubrics.dimensions:
-        figures["dimensions"] = charts.dimension_heatmap(report.rubrics.dimensions)
+        figures["dimensions"] = compare_figures.dimension_heatmap(report.rubrics.dimensions)
     return {name: figure_json(fig) for name, fig in figures.items()}
 
 
@@ -161,7 +162,7 @@ def render_compare_html(
     """One self-contained file comparing two runs (``compare.compare_runs`` + ``changed_cases`` rows)."""
     return _page(
         "compare.html.j2",
-        {"category_delta": charts.category_delta_chart(comparison)},
+        {"category_delta": compare_figures.category_delta_chart(comparison)},
         timestamp,
         title=title or f"RunLens comparison: {comparison['base']['run_id']} vs {comparison['candidate']['run_id']}",
         cmp=comparison,
@@ -176,7 +177,7 @@ def render_trend_html(trend: dict[str, Any], *, title: Optional[str] = None, tim
     """One self-contained file with the trend of a suite over runs (``compare.trend``)."""
     return _page(
         "trend.html.j2",
-        {"trend": charts.trend_chart(trend), "trend_categories": charts.trend_category_chart(trend)},
+        {"trend": compare_figures.trend_chart(trend), "trend_categories": compare_figures.trend_category_chart(trend)},
         timestamp,
         title=title or f"RunLens trend: {trend['suite']}",
         trend=trend,

@@ -306,7 +306,8 @@ def score_dimensions(
 
 def load_evaluations(path: Union[str, Path, tuple[str, bytes]]) -> dict[str, Any]:
     """Dimension scores (RUN.dimensions.json): a path or (label, bytes) held in memory; strict JSON."""
-    from reporting.format.reading import FileTooLarge, parse_json_text, read_file_bytes, unreadable
+    from reporting.format.problems import FileTooLarge, read_file_bytes, unreadable
+    from reporting.format.strict_json import parse_json_text
     from reporting.rubrics.scorecard import source_label
 
     label = source_label(path)

@@ -199,7 +199,7 @@ class Verdict:
 def load_verdicts(path: Source) -> list[Verdict]:
     """Judge verdicts, one JSON object a line. A (benchmark, case_id) pair given twice is a problem: counting
     copies would let one verdict outvote the others."""
-    from reporting.format.reading import read_jsonl_file
+    from reporting.format.strict_json import read_jsonl_file
 
     label = source_label(path)
     rows, read_problems = read_jsonl_file(path if isinstance(path, tuple) else Path(path), "verdict")

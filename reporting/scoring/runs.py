@@ -14,8 +14,10 @@ from typing import Any, Optional, Union
 from reporting._time import utc_stamp
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
 from reporting.analysis.observability import observability
-from reporting.format.reading import Problem, ReportError, read_jsonl_file, read_run, unreadable
+from reporting.format.problems import Problem, ReportError, unreadable
+from reporting.format.reading import read_run
 from reporting.format.schema import SEVERITIES, RunReport, normalize_severity
+from reporting.format.strict_json import read_jsonl_file
 from reporting.scoring.scorer import PASS_THRESHOLD, PatternSet, builtin_patterns, evaluate_response
 
 PROBE_REQUIRED = ("id", "category", "severity", "task", "input")

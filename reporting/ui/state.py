@@ -84,7 +84,16 @@ def comparison_cached(base_digest: str, candidate_digest: str, _base: RunData, _
 
     if _base.run is None or _candidate.run is None:
         raise ValueError("both runs must be readable to compare them")
-    return compare_runs(_base.run, _candidate.run)
+    return compare_runs(_base.run, _candidate.run, frames=(_base.frame, _candidate.frame))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def trend_cached(digests: tuple[str, ...], suite: str, _runs: tuple[RunData, ...]) -> dict:
+    """The trend of a suite over the loaded runs, from the figures each RunData holds; once per set of runs."""
+    from reporting.analysis.compare import trend
+
+    runs = [d for d in _runs if d.run is not None]
+    return trend([d.run for d in runs if d.run is not None], suite=suite, metrics=[d.metrics for d in runs])
 
 
 @st.cache_data(show_spinner=False)

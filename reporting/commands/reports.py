@@ -1,0 +1,246 @@
+"""Verbs over run reports: validate, recompute, export, compare, trend, check, schema."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from reporting.commands import (
+    COMPANION_OPTIONS,
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    GATES,
+    BadInput,
+    _err,
+    _filters,
+    _load_valid,
+    _out,
+    _refuse_overwriting_input,
+    load_run,
+)
+from reporting.format.writing import check_output_path, dumps, write_atomic
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    status = EXIT_OK
+    for path in args.files:
+        result = load_run(path)
+        if result.ok and result.run is not None:
+            _out(f"{path}: ok, {len(result.run.cases)} case(s), schema version {result.run.schema_version}")
+            continue
+        status = EXIT_BAD_INPUT
+        for problem in result.problems:
+            _err(str(problem))
+        kept = len(result.run.cases) if result.run is not None else 0
+        _err(f"{path}: invalid: {len(result.problems)} problem(s); {kept} of {result.cases_in_file} case(s) are valid")
+    return status
+
+
+def _companions(args: argparse.Namespace):
+    """Rubric files beside the run (RUN.rubric.yaml, ...), or the ones named by --rubric and the like."""
+    from reporting.report.companions import Companions
+
+    return Companions.beside(args.run, **{key: getattr(args, key) for key in COMPANION_OPTIONS})
+
+
+def _report(args: argparse.Namespace, run):
+    from reporting.report.build import build_report
+
+    return build_report(
+        run, filters=_filters(args), companions=_companions(args), min_cases=args.min_cases, seed=args.seed
+    )
+
+
+def _rubric_problems(report) -> int:
+    """A broken companion never stops the report of the run it sits next to: the report is written and carries
+    the problem, which is also printed here, and the exit code says something was wrong."""
+    problems = report.rubrics.problems if report.rubrics is not None else ()
+    for problem in problems:
+        _err(problem)
+    if problems:
+        _err(f"{len(problems)} problem(s) in the rubric files; the report carries them under 'rubrics'")
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def cmd_recompute(args: argparse.Namespace) -> int:
+    if args.output:
+        _refuse_overwriting_input(args.output, args.run)
+        check_output_path(args.output)
+    run = _load_valid(args.run)
+    from reporting.report.serialise import report_document
+
+    report = _report(args, run)
+    text = dumps(report_document(report))
+    if args.output:
+        _refuse_overwriting_input(args.output, args.run)
+        write_atomic(args.output, text + "\n")
+        _err(f"wrote {args.output}: {report.shown} case(s), {len(report.drift)} drift finding(s)")
+    else:
+        _out(text)
+    return _rubric_problems(report)
+
+
+def default_html_path(source: str) -> str:
+    root, ext = os.path.splitext(source)
+    return (root if ext.lower() in (".json", ".jsonl", ".ndjson") else source) + ".report.html"
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from reporting.render.html import generated_at, render_html
+
+    run = _load_valid(args.run)
+    try:
+        stamp = generated_at(args.timestamp)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise BadInput(f"--timestamp / SOURCE_DATE_EPOCH: not a time stamp ({exc})") from None
+    output = args.output or default_html_path(args.run)
+    _refuse_overwriting_input(output, args.run)
+    check_output_path(output)
+    report = _report(args, run)
+    html = render_html(report, title=args.title, timestamp=stamp)
+    write_atomic(output, html)
+    _err(f"wrote {output}: {report.shown} of {report.total} case(s), {len(html) / 1e6:.1f} MB")
+    return _rubric_problems(report)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from reporting.analysis.compare import changed_cases, compare_runs
+    from reporting.render.presentation import comparison_reading
+
+    base, candidate = _load_valid(args.base), _load_valid(args.candidate)
+    for output in (args.output, args.html):
+        if output:
+            _refuse_overwriting_input(output, args.base)
+            _refuse_overwriting_input(output, args.candidate)
+            check_output_path(output)
+    comparison = compare_runs(base, candidate)
+    text = dumps(comparison)
+    if args.output:
+        write_atomic(args.output, text + "\n")
+    else:
+        _out(text)
+    if args.html:
+        from reporting.render.html import render_compare_html
+
+        failing = changed_cases(base, candidate, comparison["newly_failing"]).to_dict("records")
+        passing = changed_cases(base, candidate, comparison["newly_passing"]).to_dict("records")
+        write_atomic(args.html, render_compare_html(comparison, failing, passing, timestamp=args.timestamp))
+    for line in comparison["warnings"] + comparison_reading(comparison):
+        _err(line)
+    return EXIT_OK
+
+
+def _runs_in(folder: str) -> tuple[list, list]:
+    """The valid runs of a folder and the paths read; skipped files (companions, FIFOs, too large) are listed."""
+    if not os.path.isdir(folder):
+        raise BadInput(f"{folder}: not a folder of run reports")
+    from reporting.format.folders import run_files
+
+    paths, skipped = run_files(folder)
+    for entry in skipped:
+        _err(f"{os.path.join(folder, entry.name)}: skipped: {entry.reason}")
+    runs, problems = [], []
+    for path in paths:
+        result = load_run(path)
+        if result.ok:
+            runs.append(result.run)
+        else:
+            problems += [str(p) for p in result.problems]
+    if problems:
+        raise BadInput(*problems)
+    if not runs:
+        raise BadInput(f"{folder}: no run reports found")
+    return runs, paths
+
+
+def cmd_trend(args: argparse.Namespace) -> int:
+    from reporting.analysis.compare import trend
+
+    for output in (args.output, args.html):
+        if output:
+            check_output_path(output)
+    runs, paths = _runs_in(args.folder)
+    for output in (args.output, args.html):
+        for path in paths if output else ():
+            _refuse_overwriting_input(output, str(path))
+    data = trend(runs, suite=args.suite)
+    if args.output:
+        write_atomic(args.output, dumps(data) + "\n")
+    if args.html:
+        from reporting.render.html import render_trend_html
+
+        write_atomic(args.html, render_trend_html(data, timestamp=args.timestamp))
+    for line in data["warnings"]:
+        _err(line)
+    _out(f"suite {data['suite']}: {len(data['points'])} run(s)")
+    for p in data["points"]:
+        ci = p["pass_rate_ci"] or [None, None]
+        _out(
+            f"  {p['created_at'] or 'undated':22} {p['run_id']:40} pass rate "
+            f"{p['pass_rate'] if p['pass_rate'] is None else round(p['pass_rate'], 3)}"
+            f" [{ci[0] if ci[0] is None else round(ci[0], 3)}, {ci[1] if ci[1] is None else round(ci[1], 3)}]"
+            "  resilience "
+            f"{p['resilience_index'] if p['resilience_index'] is None else round(p['resilience_index'], 3)}"
+        )
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    run = _load_valid(args.run)
+    baseline = _load_valid(args.baseline) if args.baseline else None
+    if args.allow_missing < 0:
+        raise BadInput("--allow-missing: must be 0 or more")
+    if (args.rubric is None) != (args.verdicts is None):
+        raise BadInput("--rubric and --verdicts go together")
+    if args.max_new_failures is not None and baseline is None:
+        raise BadInput("--max-new-failures needs --baseline BASE.json")
+    from reporting.report.gates import prepare
+
+    prepared = prepare(run, baseline, trust_run_weights=args.trust_run_weights)
+    results = _gates(run, args, baseline, prepared)
+    if not results:
+        raise BadInput(
+            "no gate given: use " + ", ".join(_flag(g.option) for g in GATES) + ", --rubric/--verdicts or --baseline"
+        )
+    for note in prepared.notes:
+        _out("note   " + note)
+    for gate in results:
+        _out(("holds  " if gate["holds"] else "FAILS  ") + gate["line"])
+    failed = [g for g in results if not g["holds"]]
+    _out(f"{len(results) - len(failed)} of {len(results)} gate(s) hold")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
+
+
+def _thresholds(args: argparse.Namespace) -> dict[str, float]:
+    return {g.option: getattr(args, g.option) for g in GATES if getattr(args, g.option) is not None}
+
+
+def _gates(run, args, baseline, prepared):
+    from reporting.report.gates import run_gates
+
+    return run_gates(
+        run,
+        thresholds=_thresholds(args),
+        baseline=baseline,
+        max_new_failures=args.max_new_failures,
+        alpha=args.alpha,
+        rubric=args.rubric,
+        verdicts=args.verdicts,
+        allow_missing=args.allow_missing,
+        strict=args.strict,
+        trust_run_weights=args.trust_run_weights,
+        prepared=prepared,
+    )
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from reporting.format.schema import json_schema
+
+    _out(dumps(json_schema()))
+    return EXIT_OK

@@ -1,0 +1,147 @@
+"""Verbs around the reports: score, import, rubric, dashboard."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional
+
+from reporting.commands import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    BadInput,
+    _err,
+    _out,
+    _refuse_overwriting_input,
+)
+from reporting.format.writing import check_output_path, dumps, write_atomic
+
+
+def _patterns(args: argparse.Namespace):
+    from reporting.scoring.scorer import load_patterns
+
+    return load_patterns(args.patterns)  # a PatternError is an InputError: main prints each problem, exit 2
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from reporting.scoring.runs import pair_inputs, report_from_cases, score_cases, scoring_meta
+
+    patterns = _patterns(args)
+    _refuse_overwriting_input(args.output, args.probes)
+    _refuse_overwriting_input(args.output, args.responses)
+    check_output_path(args.output)
+    pairs, problems = pair_inputs(args.probes, args.responses)
+    if problems:
+        for problem in problems:
+            _err(str(problem))
+        _err(f"scored nothing: {len(problems)} problem(s) in the inputs; {len(pairs)} probe(s) had a usable response")
+        return EXIT_BAD_INPUT
+    meta = scoring_meta(
+        args.run_id or os.path.splitext(os.path.basename(args.output))[0],
+        args.model or "unknown",
+        args.suite or os.path.basename(args.probes),
+        patterns=args.patterns,
+    )
+    report = report_from_cases(score_cases(pairs, patterns), meta)
+    write_atomic(args.output, dumps(report) + "\n")
+    counts = report["aggregate_metrics"]["counts"]
+    _err(
+        f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, "
+        f"{counts['failed']} failed"
+    )
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from reporting.scoring.runs import import_jailbreakbench
+
+    patterns = _patterns(args)
+    _refuse_overwriting_input(args.output, args.file)
+    check_output_path(args.output)
+    report, skipped, problems = import_jailbreakbench(args.file, patterns)
+    if problems:
+        raise BadInput(*[str(p) for p in problems])
+    write_atomic(args.output, dumps(report) + "\n")
+    counts = report["aggregate_metrics"]["counts"]
+    _err(
+        f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {skipped} record(s) without prompt or "
+        "response skipped"
+    )
+    return EXIT_OK
+
+
+def cmd_rubric(args: argparse.Namespace) -> int:
+    # A RubricError is an InputError: main prints each problem and exits 2.
+    if args.kind == "scorecard":
+        from reporting.rubrics import scorecard
+
+        _out(dumps(scorecard(args.rubric, args.verdicts, args.benchmarks)))
+        return EXIT_OK
+    if args.kind == "dimensions":
+        from reporting.rubrics import load_evaluations, parse_weights, score_dimensions
+
+        result = score_dimensions(
+            load_evaluations(args.evaluations),
+            weights=parse_weights(args.weights),
+            safety_gate=args.safety_gate,
+            score_cap=args.score_cap,
+            z_normalize=args.z_normalize,
+            label=args.evaluations,
+        )
+        for note in result["notes"]:
+            _err(note)
+        _out(dumps(result))
+        return EXIT_OK
+    from reporting.analysis.contradiction import check_examples
+
+    results, problems = check_examples(args.path)
+    if problems:
+        raise BadInput(*problems)
+    wrong = [r for r in results if r["correct"] is False]
+    for r in results:
+        mark = "" if r["correct"] is None else ("  ok" if r["correct"] else "  MISCLASSIFIED")
+        _out(
+            f"{r['id']}: {'contradiction' if r['result'] else 'no contradiction'} "
+            f"(turn 1 {r['turn1_position']}, turn 2 {r['turn2_position']}"
+            f"{', acknowledged' if r['acknowledged'] else ''}){mark}"
+        )
+    checked = [r for r in results if r["correct"] is not None]
+    _out(f"{len(checked) - len(wrong)} of {len(checked)} example(s) with an expectedResult classified correctly")
+    for r in wrong:
+        _err(f"misclassified: {r['file']}: expected {r['expected']}, got {r['result']} ({r['rationale']})")
+    return EXIT_FAILED if wrong else EXIT_OK
+
+
+def dashboard_command(folder: Optional[str], port: int, address: str) -> list[str]:
+    """The streamlit command that serves the dashboard script shipped inside the package."""
+    from reporting.resources import dashboard_script
+
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(dashboard_script()),
+        "--server.address",
+        address,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    return command + (["--", "--runs", os.path.abspath(folder)] if folder else [])
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    if args.folder is not None and not os.path.isdir(args.folder):
+        raise BadInput(f"{args.folder}: not a folder of run reports")
+    command = dashboard_command(args.folder, args.port, args.address)
+    _err(f"RunLens dashboard on http://{args.address}:{args.port} (Ctrl+C stops it)")
+    sys.stderr.flush()
+    # The process becomes Streamlit's server: Ctrl+C and a service manager's SIGTERM reach it directly.
+    os.execv(command[0], command)
+    return EXIT_FAILED  # not reached: execv returns only by raising

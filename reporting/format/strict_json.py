@@ -1,0 +1,223 @@
+"""Strict JSON and JSON Lines: duplicate keys, integers beyond 2^53, lone surrogates, NaN and Infinity, and
+nesting beyond a depth are problems naming the file, the line and the field, never silently accepted."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from typing import Any, Union
+
+from reporting.format.problems import FileTooLarge, Problem, read_file_bytes, unreadable
+from reporting.format.schema import MAX_INTEGER
+
+MAX_EXTRA_DEPTH = 64  # nesting allowed inside carried-through free-form fields
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _line_col(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+MAX_SAFE_INTEGER = MAX_INTEGER
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class _Keys(dict):
+    """A JSON object in which some key was given more than once (the object keeps the last value)."""
+
+    duplicates: list
+
+
+class _HugeInt:
+    """An integer literal too long to convert (more than 4,300 digits): kept as its length only."""
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<an integer of {self.digits} digits>"
+
+
+def _strict_hooks() -> tuple[dict[str, Any], list[bool]]:
+    seen = [False]
+
+    def pairs(items: list) -> dict:
+        value = dict(items)
+        if len(value) != len(items):
+            seen[0] = True
+            value = _Keys(value)
+            counts: dict = {}
+            for key, _ in items:
+                counts[key] = counts.get(key, 0) + 1
+            value.duplicates = [k for k, n in counts.items() if n > 1]
+        return value
+
+    def integer(text: str) -> int:
+        if len(text) <= 18:
+            return int(text)
+        try:
+            return int(text)
+        except ValueError:
+            return _HugeInt(len(text.lstrip("-")))  # type: ignore[return-value]
+
+    return {"object_pairs_hook": pairs, "parse_int": integer}, seen
+
+
+def _scan_value(file: str, path: str, value: Any, problems: list[Problem], strings: bool) -> None:
+    """Duplicate keys, out-of-range integers and (with ``strings``) lone surrogates anywhere in ``value``."""
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item, _Keys):
+                for key in item.duplicates:
+                    problems.append(
+                        Problem(
+                            file,
+                            where,
+                            "duplicate key: a JSON object names each key once "
+                            "(the file is ambiguous: readers keep the first or the last)",
+                            key,
+                        )
+                    )
+            for key, sub in item.items():
+                if strings and not _is_text(key):
+                    problems.append(Problem(file, where, "a key is not valid Unicode text (a lone surrogate)"))
+                stack.append((f"{where}.{key}" if where != "$" else str(key), sub))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", sub) for i, sub in enumerate(item))
+        elif isinstance(item, _HugeInt) or (isinstance(item, int) and not isinstance(item, bool)):
+            _check_integer(file, where, item, problems)
+        elif strings and isinstance(item, str) and not _is_text(item):
+            problems.append(
+                Problem(
+                    file,
+                    where,
+                    "not valid Unicode text: a lone surrogate escape such as \\ud800",
+                    item.encode("utf-8", "backslashreplace").decode("ascii"),
+                )
+            )
+
+
+def _is_text(value: Any) -> bool:
+    if not isinstance(value, str):
+        return True
+    try:
+        value.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _check_integer(file: str, where: str, value: Any, problems: list[Problem]) -> None:
+    if isinstance(value, _HugeInt):
+        problems.append(
+            Problem(
+                file,
+                where,
+                f"integer out of range: an integer of {value.digits} digits (integers must be between -2^53 and 2^53)",
+            )
+        )
+    elif not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        shown = str(value) if len(str(value)) <= 40 else str(value)[:20] + "..."
+        problems.append(Problem(file, where, "integer out of range: integers must be between -2^53 and 2^53", shown))
+
+
+def parse_json_text(file: str, text: str, path: str = "$") -> tuple[Any, list[Problem]]:
+    """Parse JSON strictly: syntax, nesting, duplicate keys, out-of-range integers and lone surrogates are problems.
+
+    The value is returned even when problems are found (so callers can tell where they are)."""
+    hooks, duplicated = _strict_hooks()
+    try:
+        value = json.loads(text, **hooks)
+    except RecursionError:
+        return None, [Problem(file, path, "nesting is too deep to be a run report")]
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()):
+            what = f"truncated JSON: the text ends before the value is complete (line {exc.lineno}, column {exc.colno})"
+        else:
+            what = f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        return None, [Problem(file, path, what)]
+    except ValueError as exc:
+        return None, [Problem(file, path, f"invalid JSON: {str(exc)[:200]}")]
+    problems: list[Problem] = []
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    if duplicated[0] or surrogates:
+        _scan_value(file, path, value, problems, surrogates)
+    return value, problems
+
+
+def _nonfinite_and_depth(file: str, path: str, value: Any, problems: list[Problem]) -> None:
+    """Walk a free-form value: report NaN/Infinity, integers out of range and nesting deeper than MAX_EXTRA_DEPTH."""
+    stack = [(path, value, 0)]
+    while stack:
+        where, item, depth = stack.pop()
+        if depth > MAX_EXTRA_DEPTH:
+            problems.append(Problem(file, path, f"nesting deeper than {MAX_EXTRA_DEPTH} levels is not allowed"))
+            break
+        if isinstance(item, float) and not math.isfinite(item):
+            problems.append(Problem(file, where, "must be a finite number (NaN and Infinity are not allowed)", item))
+        elif isinstance(item, _HugeInt) or (isinstance(item, int) and not isinstance(item, bool)):
+            if isinstance(item, _HugeInt) or not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                _check_integer(file, where, item, problems)
+        elif isinstance(item, dict):
+            stack.extend((f"{where}.{k}", v, depth + 1) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v, depth + 1) for i, v in enumerate(item))
+
+
+def jsonl_objects(file: str, text: str, kind: str = "case") -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
+    """(line number, object) for each good line of JSON Lines text, and a problem for each bad line."""
+    rows, problems = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        value, errs = parse_json_text(file, line, f"line {number}")
+        if errs:
+            problems.extend(errs)
+        elif not isinstance(value, dict):
+            problems.append(Problem(file, f"line {number}", f"must be a {kind} object, not {_kind(value)}"))
+        else:
+            rows.append((number, value))
+    return rows, problems
+
+
+def read_jsonl_file(
+    path: Union[str, os.PathLike, tuple[str, bytes]], kind: str
+) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
+    """Read a JSON Lines file of ``kind`` objects (a path, or ``(label, bytes)`` held in memory): unreadable
+    and non-UTF-8 files are problems too."""
+    if isinstance(path, tuple):
+        label, data = path
+    else:
+        label = str(path)
+        try:
+            data = read_file_bytes(path)
+        except (OSError, FileTooLarge) as exc:
+            return [], [unreadable(label, exc)]
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [], [
+            Problem(label, "$", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded")
+        ]
+    return jsonl_objects(label, text, kind)

@@ -1,0 +1,136 @@
+"""Plotly figures across runs and judges: the change by category, the trend, the dimension heatmap."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import plotly.graph_objects as go
+
+from reporting.analysis.registry import TRENDED
+from reporting.render.figures import FAIL_COLOUR, PASS_COLOUR, _error_bars, _layout, _name_axis, empty_figure, esc
+
+
+def category_delta_chart(comparison: Mapping[str, Any]) -> go.Figure:
+    """Change in pass rate per category, candidate minus base, with Newcombe's paired interval."""
+    rows = comparison["by_category"]
+    if not rows:
+        return empty_figure("Change in pass rate by category", "No paired cases")
+    positions, axis = _name_axis([r["category"] + (" (low n)" if r["low_n"] else "") for r in rows])
+    deltas = [r["delta"] for r in rows]
+    fig = go.Figure(
+        go.Scatter(
+            x=deltas,
+            y=positions,
+            mode="markers",
+            marker=dict(size=11, color=[PASS_COLOUR if d > 0 else FAIL_COLOUR if d < 0 else "#555" for d in deltas]),
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": [r["ci_high"] - r["delta"] for r in rows],
+                "arrayminus": [r["delta"] - r["ci_low"] for r in rows],
+                "thickness": 1.5,
+                "width": 5,
+            },
+            customdata=[
+                [r["n"], r["base_pass_rate"], r["candidate_pass_rate"], r["ci_low"], r["ci_high"], esc(r["category"])]
+                for r in rows
+            ],
+            hovertemplate="%{customdata[5]}<br>change %{x:+.1%} (95% CI %{customdata[3]:+.1%} to %{customdata[4]:+.1%})"
+            "<br>base %{customdata[1]:.1%}, candidate %{customdata[2]:.1%}, n=%{customdata[0]}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    fig.add_vline(x=0, line_dash="dash", line_color="#888")
+    fig.update_yaxes(**axis)
+    fig.update_xaxes(tickformat="+.0%", title="candidate - base pass rate")
+    return _layout(fig, "Change in pass rate by category (Newcombe 95% CI)", height=max(320, 40 * len(rows) + 140))
+
+
+def trend_chart(trend: Mapping[str, Any]) -> go.Figure:
+    """Headline figures over time, each with its 95% interval as error bars."""
+    points = trend["points"]
+    if not points:
+        return empty_figure("Trend", "No runs")
+    x, axis = _name_axis([p["created_at"] or p["run_id"] for p in points])
+    fig = go.Figure()
+    colours = (PASS_COLOUR, "#1565c0", FAIL_COLOUR)
+    for figure, colour in zip(TRENDED, colours):
+        key, label = figure.key, figure.label
+        values = [p[key] for p in points]
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=values,
+                mode="lines+markers",
+                name=label,
+                line=dict(color=colour),
+                error_y=_error_bars(values, [p.get(f"{key}_ci") for p in points]),
+                customdata=[[esc(p["run_id"]), esc(p["model"])] for p in points],
+                hovertemplate=label + " %{y:.3f}<br>%{customdata[0]} (%{customdata[1]})<extra></extra>",
+            )
+        )
+    fig.update_yaxes(range=[0, 1.05])
+    fig.update_xaxes(**axis)
+    return _layout(fig, f"Trend of suite {esc(trend['suite'])} (95% intervals)")
+
+
+def trend_category_chart(trend: Mapping[str, Any]) -> go.Figure:
+    """Small multiples: pass rate per category over time, with Wilson intervals."""
+    from plotly.subplots import make_subplots
+
+    points = trend["points"]
+    categories = sorted({c for p in points for c in p["by_category"]})
+    if not categories:
+        return empty_figure("Pass rate by category over time", "No runs")
+    cols = 3
+    rows = (len(categories) + cols - 1) // cols
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc(c) for c in categories], shared_yaxes=True)
+    x = list(range(len(points)))
+    for i, category in enumerate(categories):
+        values = [p["by_category"].get(category, {}).get("pass_rate") for p in points]
+        cis = [p["by_category"].get(category, {}).get("pass_rate_ci") for p in points]
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=values,
+                mode="lines+markers",
+                error_y=_error_bars(values, cis),
+                showlegend=False,
+                line=dict(color=PASS_COLOUR),
+                hovertemplate="%{y:.1%}<extra></extra>",
+            ),
+            row=i // cols + 1,
+            col=i % cols + 1,
+        )
+    fig.update_yaxes(range=[0, 1.05], tickformat=".0%")
+    fig.update_xaxes(showticklabels=False)
+    return _layout(fig, "Pass rate by category over time", height=260 * rows + 80)
+
+
+def dimension_heatmap(result: Mapping[str, Any]) -> go.Figure:
+    """Mean score per response and dimension (1-10), from the reviewers' dimension scores."""
+    from reporting.rubrics.dimensions import DIMENSIONS
+
+    rows = [r for r in result["responses"] if r["dimensions"]]
+    if not rows:
+        return empty_figure("Dimension scores", "No dimension scores")
+    z = [[r["dimensions"][d] for d in DIMENSIONS] for r in rows]
+    positions, axis = _name_axis([r["response"] for r in rows])
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(DIMENSIONS),
+            y=positions,
+            zmin=1,
+            zmax=10,
+            colorscale="RdYlGn",
+            text=[[f"{v:.1f}" for v in row] for row in z],
+            texttemplate="%{text}",
+            customdata=[[esc(r["response"])] * len(DIMENSIONS) for r in rows],
+            hovertemplate="%{customdata} / %{x}: %{z:.2f}<extra></extra>",
+            colorbar=dict(title="score"),
+        )
+    )
+    fig.update_yaxes(**{**axis, "range": [len(rows) - 0.5, -0.5]})
+    return _layout(fig, "Dimension scores (mean over reviewers)", height=max(260, 60 * len(rows) + 140))

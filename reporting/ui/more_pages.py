@@ -1,0 +1,218 @@
+"""The pages across runs and files: compare, trend, rubrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from reporting.render import compare_figures
+from reporting.textsafe import printable
+from reporting.ui.common import (
+    _plot,
+    _valid_runs,
+    context,
+    guarded,
+    table,
+    uploaded_source,
+)
+
+
+@guarded
+def compare() -> None:
+    st.title("Compare two runs")
+    from reporting.analysis.compare import changed_cases
+    from reporting.render.presentation import comparison_reading, fmt_signed_interval
+    from reporting.ui.state import comparison_cached
+
+    runs = _valid_runs()
+    if len(runs) < 2:
+        st.info("Comparing needs at least two valid runs; add one in the sidebar.")
+        return
+    labels = [s.label for s, _ in runs]
+    left, right = st.columns(2)
+    base_label = left.selectbox("Base", labels, index=0, key="compare_base")
+    candidate_label = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="compare_candidate")
+    (bs, bd), (cs, cd) = runs[labels.index(base_label)], runs[labels.index(candidate_label)]
+    cmp = comparison_cached(bs.digest, cs.digest, bd, cd)
+    for warning in cmp["warnings"]:
+        st.warning(warning)
+    for line in comparison_reading(cmp):
+        st.text(line)
+    headline = pd.DataFrame(
+        [
+            {
+                "figure": name.replace("_", " "),
+                "base": h["base"],
+                "candidate": h["candidate"],
+                "change": h["delta"],
+                "95% CI of change": fmt_signed_interval(h["ci"]),
+                "better when": h["better"],
+            }
+            for name, h in cmp["headline"].items()
+        ]
+    )
+    table(headline, hide_index=True)
+    _plot(compare_figures.category_delta_chart(cmp), key="compare_categories")
+    table(pd.DataFrame(cmp["by_category"]), hide_index=True)
+    frames = (bd.frame, cd.frame)
+    changed = {
+        kind: changed_cases(bd.run, cd.run, cmp[kind], frames=frames) for kind in ("newly_failing", "newly_passing")
+    }
+    for kind, title in (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing")):
+        st.subheader(f"{title} ({len(cmp[kind])})")
+        if len(changed[kind]):
+            table(changed[kind], hide_index=True)
+        else:
+            st.text("None.")
+    if st.button("Prepare the HTML comparison", key="prepare_compare"):
+        from reporting.render.html import render_compare_html
+
+        html = render_compare_html(
+            cmp, changed["newly_failing"].to_dict("records"), changed["newly_passing"].to_dict("records")
+        )
+        st.download_button(
+            "Download HTML comparison", html, file_name="comparison.html", mime="text/html", key="download_compare"
+        )
+
+
+@guarded
+def trend_page() -> None:
+    st.title("Trend")
+    from reporting.ui.state import trend_cached
+
+    runs = _valid_runs()
+    if not runs:
+        st.info("No valid runs loaded.")
+        return
+    suites = sorted({d.run.run.suite for _, d in runs})
+    suite = st.selectbox("Suite", suites, key="trend_suite")
+    data = trend_cached(tuple(s.digest for s, _ in runs), suite, tuple(d for _, d in runs))
+    for warning in data["warnings"]:
+        st.text(warning)
+    _plot(compare_figures.trend_chart(data), key="trend_chart")
+    table(pd.DataFrame([{k: v for k, v in p.items() if k != "by_category"} for p in data["points"]]), hide_index=True)
+    _plot(compare_figures.trend_category_chart(data), key="trend_categories")
+    if st.button("Prepare the HTML trend report", key="prepare_trend"):
+        from reporting.render.html import render_trend_html
+
+        st.download_button(
+            "Download HTML trend report",
+            render_trend_html(data),
+            file_name="trend.html",
+            mime="text/html",
+            key="download_trend",
+        )
+
+
+@guarded
+def rubrics_page() -> None:
+    st.title("Rubrics")
+    from reporting.analysis.contradiction import case_contradictions
+    from reporting.format.folders import companions
+    from reporting.report.companions import Companions, rubric_results
+    from reporting.report.model import RubricResults
+    from reporting.rubrics import ANCHORS, DIMENSIONS, flatten_scorecard
+    from reporting.ui.state import shipped_examples
+
+    ctx = context()
+    found: dict[str, Any] = {"rubric": None, "benchmarks": None, "verdicts": None, "dimensions": None}
+    if ctx.current is not None and ctx.current[0].path is not None:
+        found = companions(ctx.current[0].path)
+        st.text(
+            printable(
+                "Files found next to the run: " + (", ".join(p.name for p in found.values() if p is not None) or "none")
+            )
+            + "  (naming: RUN.rubric.yaml, RUN.verdicts.jsonl, RUN.benchmarks.yaml, RUN.dimensions.json)"
+        )
+    with st.expander("Upload rubric files instead"):
+        uploads = {
+            "rubric": st.file_uploader("Rubric (YAML)", type=["yaml", "yml"], key="up_rubric"),
+            "benchmarks": st.file_uploader("Benchmark definitions (YAML)", type=["yaml", "yml"], key="up_benchmarks"),
+            "verdicts": st.file_uploader("Judge verdicts (JSON Lines)", type=["jsonl"], key="up_verdicts"),
+            "dimensions": st.file_uploader("Dimension scores (JSON)", type=["json"], key="up_dimensions"),
+        }
+    for key, upload in uploads.items():
+        if upload is not None:
+            # Kept in memory as (label, bytes): the name the browser sent is a label for messages, never a path.
+            found[key] = uploaded_source(upload)
+    left, right = st.columns(2)
+    safety = left.checkbox(
+        "Safety gate (cap responses that match a safety pattern at 0)", value=True, key="rubric_safety"
+    )
+    z_norm = right.checkbox("z-normalise each reviewer's scores", value=False, key="rubric_z")
+    given = Companions(**found, safety_gate=safety, z_normalize=z_norm)
+    rubrics = rubric_results(given) if given.any else RubricResults()
+    if rubrics.problems:
+        st.error("The rubric files have problems; each is listed below.")
+        st.code("\n".join(printable(p) for p in rubrics.problems), language=None, wrap_lines=True)
+
+    st.subheader("Scorecard")
+    card = dict(rubrics.scorecard) if rubrics.scorecard is not None else None
+    if card is None:
+        st.info("No scorecard: add RUN.rubric.yaml and RUN.verdicts.jsonl next to the run, or upload them above.")
+    else:
+        verdict = "PASS" if card["passed"] else f"FAIL (decided by {card['decided_by']})"
+        st.text(
+            f"{card['code']} {card['label']}: {card['score']:.3f} against {card['passing_threshold']:.2f} -> {verdict}"
+        )
+        rows = flatten_scorecard(card)
+        for row in rows:
+            row["item"] = "    " * row["depth"] + f"{row['code']} {row['label']}"
+        table(
+            pd.DataFrame(rows)[
+                ["item", "kind", "score", "threshold", "weight", "method", "criticality", "n", "result", "decided_by"]
+            ],
+            hide_index=True,
+        )
+
+    st.subheader("Dimension scores")
+    dims = dict(rubrics.dimensions) if rubrics.dimensions is not None else None
+    if dims is None:
+        st.info("No dimension scores: add RUN.dimensions.json next to the run, or upload one above.")
+    else:
+        st.text(f"Query: {dims['query']}")
+        _plot(compare_figures.dimension_heatmap(dims), key="dimension_heatmap")
+        ranked = pd.DataFrame(
+            [
+                {
+                    "rank": dims["ranking"].index(r["response"]) + 1 if r["response"] in dims["ranking"] else None,
+                    "response": r["response"],
+                    "overall": r["overall"],
+                    "ceiling applied": r["ceiling_applied"],
+                    "safety": "passed"
+                    if r["safety"].get("passed") is not False
+                    else "FAILED: " + ", ".join(r["safety"]["flagged_patterns"]),
+                    "reviews": r["reviews"],
+                }
+                for r in dims["responses"]
+            ]
+        ).sort_values("rank")
+        table(ranked, hide_index=True)
+        st.text("Inter-reviewer spread (mean standard deviation across reviewers):")
+        table(
+            pd.DataFrame([{"dimension": d, "spread": dims["reviewer_spread"][d]} for d in DIMENSIONS]), hide_index=True
+        )
+        for note in dims["notes"]:
+            st.text(note)
+        with st.expander("Scoring anchors (docs/rubrics.md)"):
+            for dimension, anchors in ANCHORS.items():
+                st.text(dimension + ":\n  " + "\n  ".join(anchors))
+
+    st.subheader("Self-contradiction")
+    view = ctx.view
+    with_conversation = [] if view is None else case_contradictions(view.frame)
+    if with_conversation:
+        table(pd.DataFrame(with_conversation), hide_index=True)
+    else:
+        st.text("No case of this run carries a multi-turn 'conversation' field.")
+    examples = shipped_examples()
+    correct = sum(1 for e in examples if e["correct"])
+    st.text(f"Validation examples shipped with RunLens: {correct} of {len(examples)} classified as expected.")
+    table(
+        pd.DataFrame(examples)[
+            ["id", "type", "result", "expected", "turn1_position", "turn2_position", "acknowledged", "rationale"]
+        ],
+        hide_index=True,
+    )

@@ -1,0 +1,222 @@
+"""The pages about one run: overview, categories, severity, failure modes, observability, cases."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from reporting.render import figures as charts
+from reporting.render.presentation import key_figures, mutual_information_reading
+from reporting.render.tables import CATEGORY_TABLE, SEVERITY_TABLE, grouped_rows
+from reporting.textsafe import printable
+from reporting.ui.common import (
+    CASE_COLUMNS,
+    CASE_TABLE_CAP,
+    _needs_run,
+    _plot,
+    context,
+    guarded,
+    shown_view,
+    table,
+)
+
+
+@guarded
+def overview() -> None:
+    if not _needs_run("Run overview"):
+        return
+    view = shown_view()
+    if view.data.drift:
+        st.warning(
+            f"Stored figures differ from the recomputed ones: {len(view.data.drift)} finding(s). "
+            "The figures shown here are the recomputed ones."
+        )
+        with st.expander("Drift between stored and recomputed figures"):
+            table(pd.DataFrame([d.as_dict() for d in view.drift]).astype(str), hide_index=True)
+    st.subheader("Key figures")
+    figures = key_figures(view.metrics)
+    for row in range(0, len(figures), 4):
+        for column, figure in zip(st.columns(4), figures[row : row + 4]):
+            column.metric(figure["label"], figure["text"], help=figure["help"])
+            if figure["interval"]:
+                column.caption(f"95% CI {figure['interval']}")
+    left, right = st.columns(2)
+    with left:
+        _plot(charts.category_chart(view.metrics), key="overview_categories")
+    with right:
+        _plot(charts.severity_chart(view.metrics), key="overview_severity")
+    st.subheader("Worst cases")
+    _worst_cases(view.metrics)
+    from reporting.ui.export_button import export_button
+
+    export_button(context())
+
+
+def _worst_cases(metrics: Mapping[str, Any]) -> None:
+    worst = metrics["worst_cases"]
+    if not worst:
+        st.info("No cases to rank.")
+        return
+    table(pd.DataFrame(worst), hide_index=True, key=f"worst_{id(metrics)}")
+
+
+@guarded
+def categories() -> None:
+    if not _needs_run("Categories"):
+        return
+    view = shown_view()
+    _plot(charts.category_chart(view.metrics), key="categories_bars")
+    _plot(charts.category_risk_box(view.frame), key="categories_box")
+    st.subheader("By category")
+    table(pd.DataFrame(grouped_rows(view.metrics["by_category"], CATEGORY_TABLE, "Category")), hide_index=True)
+    st.subheader("Category ranking (mean risk, highest first)")
+    table(pd.DataFrame(view.metrics["category_ranking"]), hide_index=True)
+
+
+@guarded
+def severity() -> None:
+    if not _needs_run("Severity"):
+        return
+    view = shown_view()
+    _plot(charts.severity_chart(view.metrics), key="severity_bars")
+    _plot(charts.severity_pass_rate_chart(view.metrics), key="severity_rates")
+    table(pd.DataFrame(grouped_rows(view.metrics["by_severity"], SEVERITY_TABLE, "Severity")), hide_index=True)
+
+
+@guarded
+def failure_modes() -> None:
+    if not _needs_run("Failure modes"):
+        return
+    view = shown_view()
+    _plot(charts.failure_modes_chart(view.metrics), key="modes_bars")
+    modes = view.metrics["failure_modes"]
+    table(pd.DataFrame({"failure mode": list(modes), "cases": list(modes.values())}), hide_index=True)
+
+
+@guarded
+def observability() -> None:
+    if not _needs_run("Observability"):
+        return
+    ctx = context()
+    view = shown_view()
+    obs = ctx.observability()
+    if obs.get("skipped"):
+        # The reason is RunLens's own sentence (counts only), never report text.
+        st.info(f"Observability was skipped: {obs['reason']}. It needs enough cases to embed and cluster.")
+        return
+    color_by = st.radio("Colour by", list(charts.COLOR_CHOICES), horizontal=True, key="color_by") or "cluster"
+    event = _plot(
+        charts.cluster_scatter(view.frame, obs, color_by),
+        key="scatter",
+        on_select="rerun",
+        selection_mode=("points", "box", "lasso"),
+    )
+    st.subheader("Mutual information between clusters and labels")
+    table(
+        pd.DataFrame(
+            {
+                "label": list(obs["mutual_information"]),
+                "mutual information (nats)": list(obs["mutual_information"].values()),
+                "normalised (0-1)": list(obs["normalized_mutual_information"].values()),
+            }
+        ),
+        hide_index=True,
+    )
+    for line in mutual_information_reading(obs):
+        st.text(line)
+    st.subheader("Clusters")
+    clusters = pd.DataFrame(obs["clusters"])
+    clusters["top_terms"] = clusters["top_terms"].map(", ".join)
+    table(clusters, hide_index=True)
+    selected = _selected_probe_ids(event)
+    if selected:
+        st.subheader(f"Selected cases ({len(selected)})")
+        chosen = view.frame[view.frame["probe_id"].isin(selected)]
+        table(chosen[CASE_COLUMNS], hide_index=True)
+    else:
+        st.caption("Select points (click, box or lasso) to list those cases here.")
+
+
+def _selected_probe_ids(event: Any) -> list[str]:
+    try:
+        points = event.selection.points
+    except AttributeError:
+        return []
+    ids = []
+    for point in points:
+        custom = point.get("customdata")
+        if isinstance(custom, (list, tuple)) and custom:
+            ids.append(str(custom[0]))
+    return ids
+
+
+@guarded
+def cases() -> None:
+    if not _needs_run("Cases"):
+        return
+    view = shown_view()
+    st.subheader("Worst cases")
+    _worst_cases(view.metrics)
+    st.subheader("All cases")
+    listed = view.frame[CASE_COLUMNS].sort_values(["weighted_risk", "risk_score"], ascending=False)
+    if len(listed) > CASE_TABLE_CAP:
+        st.caption(
+            f"The {CASE_TABLE_CAP:,} highest-risk of {len(listed):,} cases are listed; filter or search to see others."
+        )
+        listed = listed.head(CASE_TABLE_CAP)
+    event = table(listed, hide_index=True, on_select="rerun", selection_mode="single-row", key="case_table")
+    picked = None
+    rows = getattr(getattr(event, "selection", None), "rows", [])
+    if rows:
+        picked = str(listed["probe_id"].iloc[rows[0]])
+    typed = st.text_input("Probe id to show", key="case_probe_id")
+    if typed.strip():
+        picked = typed.strip()
+    if picked is None:
+        st.caption("Pick a row in the table, or type a probe id, to see every field of that case.")
+        return
+    match = view.frame[view.frame["probe_id"] == picked]
+    if match.empty:
+        st.warning("No case with that probe id among the shown cases.")
+        return
+    _case_detail(match.iloc[0])
+
+
+def case_header(row: Any) -> str:
+    """The verdict and numbers first, on a line of their own; the id and labels after, control characters escaped."""
+    return (
+        f"{'PASSED' if row['passed'] else 'FAILED'}  |  risk {row['risk_score']:.3f}  |  "
+        f"weighted risk {row['weighted_risk']:.3f}  |  severity {row['severity']}\n"
+        f"probe {printable(row['probe_id'])}  |  category {printable(row['category'])}"
+    )
+
+
+def _case_detail(row: pd.Series) -> None:
+    st.subheader("Case detail")
+    st.text(case_header(row))
+    for label, column in (
+        ("Task", "task"),
+        ("Input", "probe_input"),
+        ("Response", "response"),
+        ("Explanation", "explanation"),
+    ):
+        st.text(label)
+        st.code(row[column] if row[column] is not None else "(none)", language=None, wrap_lines=True)
+    st.text(
+        "Signals: safe hits {}, unsafe hits {}, refusal or boundary language: {}".format(
+            row["safe_signal_hits"], row["unsafe_signal_hits"], "yes" if row["boundary_or_refusal_signal"] else "no"
+        )
+    )
+    for label, column in (
+        ("Matched safe patterns", "matched_safe_patterns"),
+        ("Matched unsafe patterns", "matched_unsafe_patterns"),
+        ("Detected failure modes", "detected_failure_modes"),
+        ("Candidate failure modes", "failure_modes"),
+    ):
+        st.text(printable(f"{label}: " + (", ".join(row[column]) if len(row[column]) else "none")))
+    if row["extra"]:
+        st.text("Extra fields")
+        st.json(row["extra"])
