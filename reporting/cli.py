@@ -5,6 +5,7 @@ The verbs themselves are in ``reporting.commands``. Exit 0 on success, 2 on bad 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from typing import Optional
 
@@ -61,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="RunLens: validate LLM safety run reports and recompute every figure from the cases.",
     )
     parser.add_argument("--version", action="version", version=f"runlens {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="on an internal error, print the traceback (for a bug report)"
+    )
     parser.add_argument(
         "--max-file-mb",
         type=float,
@@ -238,6 +242,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_FAILED
     except BrokenPipeError:
         return EXIT_OK
-    except Exception as exc:  # one line, never a traceback
+    except Exception as exc:  # one line, never a traceback, unless the user asks for one
         _err(f"internal error: {type(exc).__name__}: {exc}")
+        if args.debug:
+            import traceback
+
+            sys.stderr.write(traceback.format_exc())
+        else:
+            _err("(run again with --debug for the traceback)")
         return EXIT_FAILED

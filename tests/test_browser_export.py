@@ -67,6 +67,19 @@ def test_offline_report_draws_every_chart_and_the_table_works(tmp_path):
         )
         assert 0 < expected < total
         assert page.locator("#case-count").inner_text() == f"{expected} of {total} cases match"
+        # One search definition: the dashboard's and the command line's text filter keep the same cases, and a
+        # category name is searched as well.
+        from reporting.analysis.filters import Filters
+
+        run = reporting.read_run(SAMPLE)
+        assert reporting.build_report(run, filters=Filters(text="transfer"), with_observability=False).shown == expected
+        category = recomputed["cases"][0]["category"]
+        in_category = sum(category in (c["probe_id"] + " " + c["category"]).lower() for c in recomputed["cases"])
+        page.fill("#case-search", category)
+        shown = int(page.locator("#case-count").inner_text().split()[0])
+        assert shown >= in_category > 0
+        assert shown == reporting.build_report(run, filters=Filters(text=category), with_observability=False).shown
+        page.fill("#case-search", "transfer")
         assert page.locator("#case-table tr.case").count() == min(expected, 50)
         # Sorting by probe id, and expanding a row shows every field.
         page.fill("#case-search", "")

@@ -84,3 +84,18 @@ def test_schema_prints_the_json_schema():
 def test_unknown_verb_exits_2():
     out = cli("frobnicate")
     assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+def test_an_internal_error_is_one_line_and_debug_adds_the_traceback(monkeypatch, capsys):
+    import reporting.cli as cli_module
+
+    def broken(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli_module, "cmd_schema", broken)
+    assert cli_module.main(["schema"]) == 1
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: boom" in err and "Traceback" not in err and "--debug" in err
+    assert cli_module.main(["--debug", "schema"]) == 1
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: boom" in err and "Traceback (most recent call last)" in err
