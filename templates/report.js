@@ -53,6 +53,10 @@
     idx.sort(function (a, b) {
       var x = rows[a][key], y = rows[b][key];
       if (state.sort === "severity") { x = severityOrder[x]; y = severityOrder[y]; }
+      if (x === y && state.sort === "weighted_risk") {
+        // Weighted risk caps at 1: ties go to the higher risk, then the probe id (the order the figures use).
+        x = rows[a][col.risk_score]; y = rows[b][col.risk_score];
+      }
       if (x === y) { return rows[a][col.probe_id] < rows[b][col.probe_id] ? -1 : 1; }
       return (x < y ? -1 : 1) * dir;
     });

@@ -125,6 +125,16 @@ def test_observability_page_shows_mi_and_clusters(samples, monkeypatch):
     assert not at.exception
 
 
+def test_cases_are_listed_in_the_worst_case_order(samples, monkeypatch):
+    at = app(samples, monkeypatch).run()
+    at.sidebar.selectbox(key="run_choice").set_value("open-7b-chat-legacy.json").run()
+    page(at, "cases")
+    metrics = reporting.aggregate_metrics(reporting.read_run(samples / "open-7b-chat-legacy.json"))
+    worst = [w["probe_id"] for w in metrics["worst_cases"]]
+    assert list(at.dataframe[0].value["probe_id"]) == worst  # the worst-cases table
+    assert list(at.dataframe[1].value["probe_id"])[: len(worst)] == worst  # the full table, same order
+
+
 def test_case_detail_shows_every_field(samples, monkeypatch):
     at = app(samples, monkeypatch).run()
     label = at.sidebar.selectbox(key="run_choice").value

@@ -54,6 +54,15 @@ def test_offline_report_draws_every_chart_and_the_table_works(tmp_path):
         pass_rate = recomputed["aggregate_metrics"]["overall"]["pass_rate"]
         figure = page.locator('.figure[data-key="overall.pass_rate"] .value').inner_text()
         assert figure == f"{pass_rate * 100:.1f}%"
+        # The default order is the figures' order of the worst cases: weighted risk, then risk, then probe id.
+        order = sorted(
+            recomputed["cases"],
+            key=lambda c: (-round(c["weighted_risk"], 6), -round(c["risk_score"], 6), c["probe_id"]),
+        )
+        shown = page.locator("#case-table tr.case").evaluate_all("rows => rows.map(r => r.dataset.probeId)")
+        assert shown == [c["probe_id"] for c in order][: len(shown)]
+        worst = [w["probe_id"] for w in recomputed["aggregate_metrics"]["worst_cases"]]
+        assert shown[: len(worst)] == worst
         # Search filters the case table.
         total = len(recomputed["cases"])
         assert page.locator("#case-count").inner_text() == f"{total} of {total} cases match"

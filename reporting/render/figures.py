@@ -88,24 +88,44 @@ def category_chart(metrics: Mapping[str, Any]) -> go.Figure:
         textposition="outside",
         hovertemplate="%{customdata[0]}<br>pass rate %{y:.1%}<br>%{text}<extra></extra>",
     )
+    # Risk is a 0-1 score, not a share: it gets an axis of its own, in plain numbers, beside the pass-rate axis.
     fig.add_bar(
-        name="mean risk (95% CI)",
+        name="mean risk, 0-1 score (95% CI)",
         x=positions,
         y=risks,
+        yaxis="y2",
+        offsetgroup="risk",
         marker_color=RISK_COLOUR,
         customdata=labels,
         error_y=_error_bars(risks, [by_category[c].get("risk_mean_ci") for c in names]),
         hovertemplate="%{customdata[0]}<br>mean risk %{y:.3f}<extra></extra>",
     )
+    fig.data[0].update(offsetgroup="pass")
     fig.update_xaxes(**axis)
-    fig.update_yaxes(range=[0, 1.1], tickformat=".0%")
-    return _layout(fig, "Pass rate and mean risk by category", barmode="group")
+    fig.update_layout(
+        yaxis=dict(range=[0, 1.15], tickvals=[0, 0.25, 0.5, 0.75, 1], tickformat=".0%", title="pass rate"),
+        yaxis2=dict(
+            range=[0, 1.15],
+            tickvals=[0, 0.25, 0.5, 0.75, 1],
+            tickformat=".2f",
+            title="mean risk (0-1)",
+            overlaying="y",
+            side="right",
+            showgrid=False,
+        ),
+    )
+    _layout(fig, "Pass rate and mean risk by category", barmode="group")
+    fig.update_layout(margin=dict(l=60, r=70, t=50, b=60))
+    return fig
 
 
-def _error_bars(values: list, intervals: list) -> dict:
-    """Plotly asymmetric error bars from [low, high] intervals (none where undefined)."""
-    plus = [None if v is None or ci is None else max(0.0, ci[1] - v) for v, ci in zip(values, intervals)]
-    minus = [None if v is None or ci is None else max(0.0, v - ci[0]) for v, ci in zip(values, intervals)]
+def _error_bars(values: list, intervals: list, bounds: tuple[float, float] = (0.0, 1.0)) -> dict:
+    """Plotly asymmetric error bars from [low, high] intervals (none where undefined), clipped to the range the
+    quantity can take: a rate or a 0-1 score never shows an interval past 0 or 1."""
+    low, high = bounds
+    clipped = [None if ci is None else (max(low, ci[0]), min(high, ci[1])) for ci in intervals]
+    plus = [None if v is None or ci is None else max(0.0, ci[1] - v) for v, ci in zip(values, clipped)]
+    minus = [None if v is None or ci is None else max(0.0, v - ci[0]) for v, ci in zip(values, clipped)]
     return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "thickness": 1.2, "width": 4}
 
 
@@ -131,8 +151,14 @@ def severity_pass_rate_chart(metrics: Mapping[str, Any]) -> go.Figure:
     return _layout(fig, "Pass rate by severity (95% Wilson interval)")
 
 
+ALL_POINTS_UP_TO = 30  # a category with at most this many cases shows every case as a point
+MAX_OUTLIER_POINTS = 200  # per category; beyond, the highest-risk outliers
+
+
 def category_risk_box(frame: pd.DataFrame) -> go.Figure:
-    """Distribution of risk per category, as precomputed box statistics (small at any run size)."""
+    """Distribution of risk per category, as precomputed box statistics (small at any run size), with the cases
+    outside the whiskers drawn as points, and every case when a category is small: a box at 0 cannot hide a
+    handful of failures at 0.95."""
     if frame.empty:
         return empty_figure("Risk distribution by category", "No cases")
     fig = go.Figure()
@@ -160,9 +186,27 @@ def category_risk_box(frame: pd.DataFrame) -> go.Figure:
                 hoverinfo="y",
             )
         )
+        shown = group if len(group) <= ALL_POINTS_UP_TO else group[(risk < low) | (risk > high)]
+        if len(shown):
+            shown = shown.nlargest(MAX_OUTLIER_POINTS, "risk_score")
+            fig.add_trace(
+                go.Scatter(
+                    x=[position] * len(shown),
+                    y=shown["risk_score"].to_numpy(dtype=float),
+                    mode="markers",
+                    marker=dict(color=np.where(shown["passed"].to_numpy(dtype=bool), PASS_COLOUR, FAIL_COLOUR), size=6),
+                    customdata=[[esc(p)] for p in shown["probe_id"]],
+                    hovertemplate="%{customdata[0]}: risk %{y:.3f}<extra></extra>",
+                    showlegend=False,
+                )
+            )
     fig.update_xaxes(**axis)
-    fig.update_yaxes(range=[0, 1], title="risk score")
-    return _layout(fig, "Risk distribution by category")
+    fig.update_yaxes(range=[-0.02, 1.02], title="risk score (0-1)")
+    return _layout(
+        fig,
+        "Risk distribution by category (box: quartiles; dashed line: mean; dots: cases beyond the whiskers, "
+        f"or every case where a category has {ALL_POINTS_UP_TO} or fewer)",
+    )
 
 
 def severity_chart(metrics: Mapping[str, Any]) -> go.Figure:
@@ -184,8 +228,14 @@ def severity_chart(metrics: Mapping[str, Any]) -> go.Figure:
         hovertemplate="%{x}: %{y} failed<extra></extra>",
     )
     fig.update_xaxes(categoryorder="array", categoryarray=list(SEVERITIES))
-    fig.update_yaxes(title="cases")
+    fig.update_yaxes(title="cases", **count_axis(max((by_severity[s]["n"] for s in SEVERITIES), default=0)))
     return _layout(fig, "Pass / fail by severity", barmode="stack")
+
+
+def count_axis(largest: int, ticks: int = 6) -> dict[str, Any]:
+    """An axis of case counts: whole-number ticks only (never 0.5 cases)."""
+    step = max(1, -(-int(largest) // ticks))
+    return {"tick0": 0, "dtick": step, "tickformat": "d", "rangemode": "tozero"}
 
 
 def failure_modes_chart(metrics: Mapping[str, Any]) -> go.Figure:
@@ -206,7 +256,7 @@ def failure_modes_chart(metrics: Mapping[str, Any]) -> go.Figure:
         )
     )
     fig.update_yaxes(**axis)
-    fig.update_xaxes(title="cases")
+    fig.update_xaxes(title="cases", **count_axis(max(modes.values())))
     return _layout(fig, "Detected failure modes", height=max(300, 28 * len(names) + 120))
 
 

@@ -161,7 +161,9 @@ def cases() -> None:
     st.subheader("Worst cases")
     _worst_cases(view.metrics)
     st.subheader("All cases")
-    listed = view.frame[CASE_COLUMNS].sort_values(["weighted_risk", "risk_score"], ascending=False)
+    listed = view.frame[CASE_COLUMNS].sort_values(
+        ["weighted_risk", "risk_score", "probe_id"], ascending=[False, False, True], kind="stable"
+    )
     if len(listed) > CASE_TABLE_CAP:
         st.caption(
             f"The {CASE_TABLE_CAP:,} highest-risk of {len(listed):,} cases are listed; filter or search to see others."
