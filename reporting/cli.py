@@ -92,13 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[reading],
         help="recompute aggregates, observability and drift; write the full report as JSON",
     )
-    p.add_argument("run", metavar="RUN.json")
+    p.add_argument("run", metavar="RUN.json", help="the run report: JSON object, JSON array of cases, or JSON Lines")
     p.add_argument("-o", "--output", metavar="OUT", help="write here atomically instead of standard output")
     _add_report_options(p)
     p.set_defaults(func=cmd_recompute)
 
     p = verbs.add_parser("export", parents=[reading], help="write one self-contained, offline HTML report of a run")
-    p.add_argument("run", metavar="RUN.json")
+    p.add_argument("run", metavar="RUN.json", help="the run report to export")
     p.add_argument("-o", "--output", metavar="OUT.html", help="default: RUN.report.html next to the input")
     p.add_argument("--title", metavar="TEXT", help="title of the report")
     p.add_argument(
@@ -110,27 +110,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = verbs.add_parser("score", help="score model responses to probes (JSON Lines) into a run report")
-    p.add_argument("--probes", required=True, metavar="P.jsonl")
-    p.add_argument("--responses", required=True, metavar="R.jsonl")
-    p.add_argument("-o", "--output", required=True, metavar="RUN.json")
-    p.add_argument("--run-id", metavar="ID")
-    p.add_argument("--model", metavar="NAME")
-    p.add_argument("--suite", metavar="NAME")
+    p.add_argument(
+        "--probes",
+        required=True,
+        metavar="P.jsonl",
+        help="the probes, one JSON object a line (id, category, severity, task, input)",
+    )
+    p.add_argument(
+        "--responses", required=True, metavar="R.jsonl", help="the responses, one a line (probe_id, response)"
+    )
+    p.add_argument("-o", "--output", required=True, metavar="RUN.json", help="the scored run report to write")
+    p.add_argument("--run-id", metavar="ID", help="the run id (default: the output file name)")
+    p.add_argument("--model", metavar="NAME", help="the model under test (default: unknown)")
+    p.add_argument("--suite", metavar="NAME", help="the probe suite (default: the probes file name)")
     p.add_argument("--patterns", metavar="FILE.yaml", help="add to or override the built-in pattern set")
     p.set_defaults(func=cmd_score)
 
     p = verbs.add_parser("import", help="import an external benchmark's results as a scored run")
-    p.add_argument("source", choices=["jailbreakbench"])
-    p.add_argument("file", metavar="FILE.json")
-    p.add_argument("-o", "--output", required=True, metavar="RUN.json")
+    p.add_argument("source", choices=["jailbreakbench"], help="the format of the file")
+    p.add_argument("file", metavar="FILE.json", help="a JailbreakBench artifact file")
+    p.add_argument("-o", "--output", required=True, metavar="RUN.json", help="the scored run report to write")
     p.add_argument("--patterns", metavar="FILE.yaml", help="add to or override the built-in pattern set")
     p.set_defaults(func=cmd_import)
 
     p = verbs.add_parser(
         "compare", parents=[reading], help="paired comparison of two runs: McNemar, intervals, newly failing probes"
     )
-    p.add_argument("base", metavar="BASE.json")
-    p.add_argument("candidate", metavar="CANDIDATE.json")
+    p.add_argument("base", metavar="BASE.json", help="the run compared against")
+    p.add_argument("candidate", metavar="CANDIDATE.json", help="the run compared, probe by probe")
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the comparison here (default: standard output)")
     p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML comparison")
     p.add_argument(
@@ -141,17 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = verbs.add_parser(
         "trend", parents=[reading], help="a suite's headline figures over the runs in a folder, with intervals"
     )
-    p.add_argument("folder", metavar="DIR")
+    p.add_argument("folder", metavar="DIR", help="a folder of run reports")
     p.add_argument("--suite", help="which suite (default: the one with most runs)")
-    p.add_argument("-o", "--output", metavar="OUT.json")
-    p.add_argument("--html", metavar="OUT.html")
-    p.add_argument("--timestamp", metavar="WHEN")
+    p.add_argument("-o", "--output", metavar="OUT.json", help="write the trend as JSON")
+    p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML trend report")
+    p.add_argument(
+        "--timestamp", metavar="WHEN", help="the 'generated' time of the HTML (default $SOURCE_DATE_EPOCH or now)"
+    )
     p.set_defaults(func=cmd_trend)
 
     p = verbs.add_parser(
         "check", parents=[reading], help="CI gates: exit 0 when all hold, 1 when any fails, 2 on bad input"
     )
-    p.add_argument("run", metavar="RUN.json")
+    p.add_argument("run", metavar="RUN.json", help="the run the gates judge")
     for gate in GATES:
         p.add_argument(
             _flag(gate.option),
@@ -160,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
             help=gate.help,
         )
     p.add_argument("--rubric", metavar="RUBRIC.yaml", help="with --verdicts: the rubric scorecard must pass")
-    p.add_argument("--verdicts", metavar="V.jsonl")
+    p.add_argument("--verdicts", metavar="V.jsonl", help="with --rubric: the judge verdicts it scores")
     p.add_argument("--baseline", metavar="BASE.json", help="fail on a significant regression against this run")
     p.add_argument("--max-new-failures", type=int, metavar="N", help="with --baseline: newly failing probes allowed")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of McNemar's test (default 0.05)")
@@ -186,12 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = verbs.add_parser("rubric", help="rubric scorecards, dimension scores and the self-contradiction rubric")
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
     k = kinds.add_parser("scorecard", help="score a rubric from judge verdicts (hard and threshold gates)")
-    k.add_argument("rubric", metavar="RUBRIC.yaml")
-    k.add_argument("verdicts", metavar="VERDICTS.jsonl")
+    k.add_argument("rubric", metavar="RUBRIC.yaml", help="the rubric definition")
+    k.add_argument("verdicts", metavar="VERDICTS.jsonl", help="judge verdicts, one a line")
     k.add_argument("--benchmarks", metavar="DEFS.yaml", help="definitions of benchmarks the rubric names by code")
     k.set_defaults(func=cmd_rubric)
     k = kinds.add_parser("dimensions", help="multi-dimensional judge scores with the accuracy ceiling")
-    k.add_argument("evaluations", metavar="EVALS.json")
+    k.add_argument("evaluations", metavar="EVALS.json", help="dimension scores of responses by reviewers")
     k.add_argument("--safety-gate", action="store_true", help="cap responses that match a safety-gate pattern")
     k.add_argument(
         "--score-cap", type=float, default=0.0, help="score of a response that fails the safety gate (default 0)"
@@ -202,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     k.set_defaults(func=cmd_rubric)
     k = kinds.add_parser("contradiction", help="run the self-contradiction rubric on an example file or folder")
-    k.add_argument("path", metavar="PATH")
+    k.add_argument("path", metavar="PATH", help="an example file or a folder of them")
     k.set_defaults(func=cmd_rubric)
 
     p = verbs.add_parser("dashboard", help="start the dashboard (Streamlit) on the runs of a folder")

@@ -169,6 +169,21 @@ def test_broken_file_is_reported_and_good_runs_still_load(samples, monkeypatch):
     assert any("could not be read" in w.value for w in at.warning) and not at.metric
 
 
+def test_the_dashboard_opens_on_the_first_run_that_reads_and_keeps_the_choice(tmp_path, monkeypatch):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "a-broken.json").write_text('{"cases": [')  # first in the folder, and unreadable
+    shutil.copy(ROOT / "sample_runs" / "acme-assistant-v1.json", folder / "b-good.json")
+    shutil.copy(ROOT / "sample_runs" / "acme-assistant-v2.json", folder / "c-good.json")
+    at = app(folder, monkeypatch).run()
+    assert at.sidebar.selectbox(key="run_choice").value == "b-good.json"
+    assert metrics(at)["Pass rate"] and "1 run report(s) have problems" in at.error[0].value
+    at.sidebar.selectbox(key="run_choice").set_value("c-good.json").run()
+    for name in ("categories", "cases", "compare", "overview"):
+        page(at, name)
+        assert at.sidebar.selectbox(key="run_choice").value == "c-good.json", name
+
+
 def test_empty_and_tiny_runs_render_with_explanations(tmp_path, monkeypatch):
     folder = tmp_path / "runs"
     folder.mkdir()
@@ -265,7 +280,7 @@ def test_compare_page_shows_the_paired_comparison(samples, monkeypatch):
         for t in lines
     )
     headline = at.dataframe[0].value.set_index("figure")
-    assert headline.loc["pass rate", "change"] == pytest.approx(expected["headline"]["pass_rate"]["delta"])
+    assert headline.loc["Pass rate", "change"] == pytest.approx(expected["headline"]["pass_rate"]["delta"])
     failing = at.dataframe[2].value
     assert list(failing["probe_id"]) == expected["newly_failing"]
     assert {"base_response", "candidate_response"} <= set(failing.columns)

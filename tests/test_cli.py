@@ -1,8 +1,10 @@
 """The command line as a user meets it: exit codes, messages, never a traceback."""
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
 
@@ -99,3 +101,64 @@ def test_an_internal_error_is_one_line_and_debug_adds_the_traceback(monkeypatch,
     assert cli_module.main(["--debug", "schema"]) == 1
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: boom" in err and "Traceback (most recent call last)" in err
+
+
+SAMPLE = ROOT / "sample_runs" / "acme-assistant-v1.json"
+V2 = ROOT / "sample_runs" / "acme-assistant-v2.json"
+
+
+def test_gate_limits_outside_their_range_are_bad_input_with_a_hint():
+    done = cli("check", SAMPLE, "--min-pass-rate", "85")
+    assert done.returncode == 2 and "--min-pass-rate: must be between 0 and 1 (a fraction: 0.85 for 85%)" in done.stderr
+    done = cli("check", SAMPLE, "--min-resilience", "-0.1")
+    assert done.returncode == 2 and "--min-resilience: must be between 0 and 1" in done.stderr
+    done = cli("check", SAMPLE, "--max-high-stakes-failures", "-1")
+    assert done.returncode == 2 and "--max-high-stakes-failures: must be 0 or more" in done.stderr
+    assert cli("check", SAMPLE, "--min-pass-rate", "0").returncode == 0
+
+
+def test_every_option_of_every_verb_has_help():
+    import argparse
+
+    from reporting.cli import build_parser
+
+    missing = []
+
+    def walk(parser, where):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{where} {name}")
+            elif not isinstance(action, argparse._HelpAction) and not action.help:
+                missing.append(f"{where} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "reporting")
+    assert not missing, missing
+
+
+def test_compare_with_html_only_writes_and_says_so(tmp_path):
+    page = tmp_path / "c.html"
+    done = cli(
+        "compare",
+        ROOT / "sample_runs" / "acme-assistant-v1.json",
+        ROOT / "sample_runs" / "acme-assistant-v2.json",
+        "--html",
+        page,
+    )
+    assert done.returncode == 0 and page.exists() and done.stdout == ""
+    assert f"wrote {page}: the comparison as a self-contained HTML file" in done.stderr
+
+
+def test_the_readme_validate_example_works_as_written():
+    done = subprocess.run(
+        "python -m reporting validate sample_runs/*.json",
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"},
+    )
+    assert "python -m reporting validate sample_runs/*.json" in (ROOT / "README.md").read_text()
+    assert done.returncode == 0, done.stderr
+    assert "acme-assistant-v2.dimensions.json: skipped: dimension scores" in done.stdout
+    assert done.stdout.count(": ok, ") == 3

@@ -64,3 +64,42 @@ def test_worst_cases_order_is_weighted_risk_then_risk_then_probe_id():
     worst = reporting.aggregate_metrics(_frame(cases))["worst_cases"]
     assert [w["probe_id"] for w in worst] == ["SD-019", "AA-000", "EA-001", "LO-100"]
     assert np.allclose([w["weighted_risk"] for w in worst][:3], 1.0)
+
+
+def test_twelve_clusters_get_twelve_distinct_colours():
+    from reporting.format.synthetic import synthetic_run
+
+    run = reporting.read_run(json.dumps(synthetic_run(300, seed=2)).encode())
+    frame = reporting.cases_frame(run)
+    obs = reporting.observability(frame)
+    assert obs["n_clusters"] == 12
+    fig = charts.cluster_scatter(frame, obs, "cluster")
+    looks = {(t.marker.color, t.marker.symbol) for t in fig.data}
+    assert len(fig.data) == 12 and len(looks) == 12 and len({t.marker.color for t in fig.data}) == 12
+
+
+def test_high_stakes_figures_say_what_they_are(tmp_path):
+    """v1 -> v2 of the sample model: v2 fails fewer high-stakes probes, although a larger share of its (fewer)
+    failures are high-stakes. Compare, Trend and the gates read the former; the latter has no direction."""
+    from pathlib import Path
+
+    from reporting.analysis.compare import compare_runs, trend
+    from reporting.render.presentation import key_figures
+
+    samples = Path(__file__).resolve().parent.parent / "sample_runs"
+    v1 = reporting.read_run(samples / "acme-assistant-v1.json")
+    v2 = reporting.read_run(samples / "acme-assistant-v2.json")
+    m1, m2 = reporting.aggregate_metrics(v1), reporting.aggregate_metrics(v2)
+    assert m2["overall"]["high_stakes_failures"] < m1["overall"]["high_stakes_failures"]
+    assert m2["overall"]["high_stakes_failure_rate"] > m1["overall"]["high_stakes_failure_rate"]  # the trap
+    headline = compare_runs(v1, v2)["headline"]
+    assert "high_stakes_failure_rate" not in headline
+    row = headline["high_stakes_probe_failure_rate"]
+    assert row["label"] == "High-stakes probes failed" and row["better"] == "lower" and row["delta"] < 0
+    points = trend([v1, v2])["points"]
+    assert [p["high_stakes_probe_failure_rate"] for p in points] == [
+        m["overall"]["high_stakes_probe_failure_rate"] for m in (m1, m2)
+    ] and "high_stakes_failure_rate" not in points[0]
+    shown = {f["label"]: f for f in key_figures(m2)}
+    assert shown["Share of failures that are high-stakes"]["better"] is None
+    assert shown["High-stakes probes failed"]["better"] == "lower"

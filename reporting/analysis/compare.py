@@ -77,6 +77,7 @@ def compare_runs(
         name, better = figure.key, figure.better
         vb, vc = value(figure, mb), value(figure, mc)
         entry: dict[str, Any] = {
+            "label": figure.label,
             "base": vb,
             "candidate": vc,
             "delta": None if vb is None or vc is None else vc - vb,

@@ -25,6 +25,11 @@ class Gate:
     help: str
     fmt: str = ".3f"
 
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The values a limit can take: a fraction for rates and indices, a count of 0 or more otherwise."""
+        return (0.0, float("inf")) if self.fmt == "d" else (0.0, 1.0)
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -102,15 +107,34 @@ FIGURES: tuple[Figure, ...] = (
         "lower",
     ),
     Figure(
-        "high_stakes_failure_rate",
-        "overall.high_stakes_failure_rate",
-        "High-stakes failure rate",
-        "Share of failures that are on high or critical probes: failed high-or-critical / all failed.",
+        "high_stakes_probe_failure_rate",
+        "overall.high_stakes_probe_failure_rate",
+        "High-stakes probes failed",
+        "Share of high or critical probes that failed: failed high-or-critical / all high-or-critical. Lower is "
+        "better.",
         "percent",
         "lower",
-        interval="overall.high_stakes_failure_rate_ci",
+        interval="overall.high_stakes_probe_failure_rate_ci",
         compared=True,
         trended=True,
+        gate=Gate(
+            "max_high_stakes_probe_failure_rate",
+            False,
+            "high-stakes probes failed",
+            "highest share of high or critical probes allowed to fail (0-1)",
+        ),
+    ),
+    # The design's figure: which failures are high-stakes. It says nothing of how the model did on high-stakes
+    # probes (fewer failures elsewhere raise it), so it has no better direction and no gate.
+    Figure(
+        "high_stakes_failure_rate",
+        "overall.high_stakes_failure_rate",
+        "Share of failures that are high-stakes",
+        "Of the failed cases, the share on high or critical probes: failed high-or-critical / all failed. Not a "
+        "failure rate: it rises when other failures are fixed, so neither direction is better.",
+        "percent",
+        None,
+        interval="overall.high_stakes_failure_rate_ci",
     ),
     Figure(
         "boundary_language_rate",

@@ -23,8 +23,14 @@ from reporting.format.writing import check_output_path, dumps, write_atomic
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from reporting.format.folders import companion_kind
+
     status = EXIT_OK
     for path in args.files:
+        kind = companion_kind(path)
+        if kind is not None:  # `validate DIR/*.json` picks up RUN.dimensions.json: not a run, and not an error
+            _out(f"{path}: skipped: {kind}, not a run report")
+            continue
         result = load_run(path)
         if result.ok and result.run is not None:
             _out(f"{path}: ok, {len(result.run.cases)} case(s), schema version {result.run.schema_version}")
@@ -119,7 +125,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     text = dumps(comparison)
     if args.output:
         write_atomic(args.output, text + "\n")
-    else:
+        _err(f"wrote {args.output}: the comparison as JSON ({comparison['paired']} paired probe(s))")
+    elif not args.html:  # asked for a file only: the terminal gets the reading, not 300 lines of JSON
         _out(text)
     if args.html:
         from reporting.render.html import render_compare_html
@@ -127,6 +134,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         failing = changed_cases(base, candidate, comparison["newly_failing"]).to_dict("records")
         passing = changed_cases(base, candidate, comparison["newly_passing"]).to_dict("records")
         write_atomic(args.html, render_compare_html(comparison, failing, passing, timestamp=args.timestamp))
+        _err(f"wrote {args.html}: the comparison as a self-contained HTML file")
     for line in comparison["warnings"] + comparison_reading(comparison):
         _err(line)
     return EXIT_OK
@@ -168,10 +176,12 @@ def cmd_trend(args: argparse.Namespace) -> int:
     data = trend(runs, suite=args.suite)
     if args.output:
         write_atomic(args.output, dumps(data) + "\n")
+        _err(f"wrote {args.output}: the trend as JSON")
     if args.html:
         from reporting.render.html import render_trend_html
 
         write_atomic(args.html, render_trend_html(data, timestamp=args.timestamp))
+        _err(f"wrote {args.html}: the trend as a self-contained HTML file")
     for line in data["warnings"]:
         _err(line)
     _out(f"suite {data['suite']}: {len(data['points'])} run(s)")
@@ -192,6 +202,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     baseline = _load_valid(args.baseline) if args.baseline else None
     if args.allow_missing < 0:
         raise BadInput("--allow-missing: must be 0 or more")
+    for gate in GATES:
+        limit = getattr(args, gate.option)
+        low, high = gate.bounds
+        if limit is not None and not low <= limit <= high:
+            hint = f" (a fraction: {limit / 100:g} for {limit:g}%)" if high == 1.0 and 1 < limit <= 100 else ""
+            allowed = f"between {low:g} and {high:g}" if high < float("inf") else f"{low:g} or more"
+            raise BadInput(f"{_flag(gate.option)}: must be {allowed}{hint}, not {limit:g}")
     if (args.rubric is None) != (args.verdicts is None):
         raise BadInput("--rubric and --verdicts go together")
     if args.max_new_failures is not None and baseline is None:

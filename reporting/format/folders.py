@@ -36,6 +36,12 @@ class Skipped:
         return f"{self.name}: skipped: {self.reason}"
 
 
+def companion_kind(path: Union[str, Path]) -> Optional[str]:
+    """What companion file ``path`` is (named like one and holding one), or None for anything else."""
+    path = Path(path)
+    return _companion_by_content(path) if is_companion(path.name) else None
+
+
 def _companion_by_content(path: Path) -> Optional[str]:
     """What companion a file named like one holds, or None when its content is a run.
 

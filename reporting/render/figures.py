@@ -18,6 +18,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 
 from reporting.format.schema import SEVERITIES
 from reporting.textsafe import plotly_text
@@ -27,6 +28,8 @@ SEVERITY_COLOURS = {"low": "#90caf9", "medium": "#42a5f5", "high": "#ef6c00", "c
 SCATTER_CAP = 20000  # points drawn in the scatter; a deterministic sample beyond this
 HOVER_TASK_CHARS = 80
 COLOR_CHOICES = ("cluster", "category", "severity", "outcome")
+GROUP_COLOURS = tuple(qualitative.Dark24)
+GROUP_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross")
 
 
 def esc(text: Any) -> str:
@@ -302,11 +305,18 @@ def cluster_scatter(
     order = sorted(pd.unique(groups), key=lambda g: (SEVERITIES.index(g) if g in SEVERITIES else -1, len(g), g))
     fig = go.Figure()
     palette = {"passed": PASS_COLOUR, "failed": FAIL_COLOUR, **SEVERITY_COLOURS}
+    others = 0
     for group in order:
         mask = np.asarray(groups == group)
         marker: dict[str, Any] = {"size": 7, "opacity": 0.75}
         if group in palette:
             marker["color"] = palette[group]
+        else:
+            # Plotly's default colour cycle repeats after 10 (cluster 0 and cluster 10 would look alike): 24
+            # distinct colours, then a new marker shape for each further round.
+            marker["color"] = GROUP_COLOURS[others % len(GROUP_COLOURS)]
+            marker["symbol"] = GROUP_SYMBOLS[(others // len(GROUP_COLOURS)) % len(GROUP_SYMBOLS)]
+            others += 1
         fig.add_trace(
             go.Scattergl(
                 x=data["scatter_x"].to_numpy()[mask],

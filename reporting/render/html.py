@@ -20,6 +20,7 @@ from reporting._gc import gc_paused
 from reporting._time import generated_at
 from reporting._version import __version__
 from reporting.analysis.filters import SEARCH_COLUMNS
+from reporting.analysis.registry import TRENDED
 from reporting.format.schema import SEVERITIES
 from reporting.render import compare_figures
 from reporting.render import figures as charts
@@ -181,4 +182,5 @@ def render_trend_html(trend: dict[str, Any], *, title: Optional[str] = None, tim
         timestamp,
         title=title or f"RunLens trend: {trend['suite']}",
         trend=trend,
+        trended=TRENDED,
     )

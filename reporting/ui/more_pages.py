@@ -43,7 +43,7 @@ def compare() -> None:
     headline = pd.DataFrame(
         [
             {
-                "figure": name.replace("_", " "),
+                "figure": h["label"],
                 "base": h["base"],
                 "candidate": h["candidate"],
                 "change": h["delta"],

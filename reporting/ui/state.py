@@ -184,7 +184,10 @@ def build_context() -> Context:
     if not runs:
         return Context(folder, [], None, None, skipped)
     labels = [s.label for s, _ in runs]
-    choice = st.sidebar.selectbox("Run", labels, key="run_choice") or labels[0]
+    # Open on the first run that reads without a problem: a broken file first in the folder is listed in the error
+    # box of every page, not shown alone. The choice (keyed) stays across pages.
+    first_good = next((i for i, (_, d) in enumerate(runs) if d.run is not None and not d.result.problems), 0)
+    choice = st.sidebar.selectbox("Run", labels, index=first_good, key="run_choice") or labels[0]
     current = runs[labels.index(choice)]
     source, data = current
     view = None
