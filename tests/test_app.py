@@ -312,3 +312,20 @@ def test_rubrics_page_shows_scorecard_dimensions_and_contradictions(samples, mon
     contradictions = at.dataframe[0].value
     assert set(contradictions["probe_id"]) == {"MI-004", "MI-008"}
     assert dict(zip(contradictions["probe_id"], contradictions["contradiction"])) == {"MI-004": True, "MI-008": False}
+
+
+def test_clear_filters_and_whole_run_pages_say_filters_do_not_apply(samples, monkeypatch):
+    at = app(samples, monkeypatch).run()
+    label = at.sidebar.selectbox(key="run_choice").value
+    total = len(reporting.read_run(samples / label).cases)
+    next(w for w in at.sidebar.radio if w.label == "Outcome").set_value("fail").run()
+    next(w for w in at.sidebar.multiselect if w.label == "Severity").set_value(["critical"]).run()
+    assert not any(t == f"Showing {total:,} of {total:,} cases" for t in texts(at))
+    next(b for b in at.sidebar.button if b.label == "Clear filters").click().run()
+    assert f"Showing {total:,} of {total:,} cases" in texts(at)
+    assert next(w for w in at.sidebar.radio if w.label == "Outcome").value == "all"
+    for name in ("compare", "trend"):
+        page(at, name)
+        assert any("filters do not apply here" in c.value for c in at.caption), name
+    page(at, "rubrics")
+    assert any(e.label.startswith("Examples shipped with RunLens") for e in at.expander)

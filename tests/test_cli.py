@@ -162,3 +162,16 @@ def test_the_readme_validate_example_works_as_written():
     assert done.returncode == 0, done.stderr
     assert "acme-assistant-v2.dimensions.json: skipped: dimension scores" in done.stdout
     assert done.stdout.count(": ok, ") == 3
+
+
+def test_the_dashboard_runs_offline_without_a_deploy_button():
+    import tomllib
+
+    from reporting.commands.tools import dashboard_command
+
+    command = dashboard_command(None, 8501, "127.0.0.1")
+    settings = dict(zip(command[5::2], command[6::2]))
+    assert settings["--client.toolbarMode"] == "viewer" and settings["--browser.gatherUsageStats"] == "false"
+    assert settings["--server.address"] == "127.0.0.1" and settings["--server.headless"] == "true"
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["toolbarMode"] == "viewer" and config["browser"]["gatherUsageStats"] is False

@@ -103,3 +103,30 @@ def test_high_stakes_figures_say_what_they_are(tmp_path):
     shown = {f["label"]: f for f in key_figures(m2)}
     assert shown["Share of failures that are high-stakes"]["better"] is None
     assert shown["High-stakes probes failed"]["better"] == "lower"
+
+
+def test_trend_draws_one_line_per_model_and_drops_a_duplicate():
+    from pathlib import Path
+
+    from reporting.analysis.compare import trend
+    from reporting.render.compare_figures import trend_category_chart, trend_chart
+
+    samples = Path(__file__).resolve().parent.parent / "sample_runs"
+    runs = [reporting.read_run(samples / n) for n in ("acme-assistant-v1.json", "acme-assistant-v2.json")]
+    runs.append(reporting.read_run(samples / "open-7b-chat-legacy.json"))
+    runs.append(reporting.read_run(samples / "acme-assistant-v2.json"))  # the same file uploaded again
+    data = trend(runs)
+    models = {r.run.model for r in runs}
+    assert len(data["points"]) == 3 and data["duplicates"] == [runs[1].run.run_id]
+    assert any("duplicate" in w for w in data["warnings"]) and sorted(data["models"]) == sorted(models)
+    fig = trend_chart(data)
+    by_model: dict[str, set] = {}
+    for t in fig.data:
+        by_model.setdefault(t.customdata[0][1], set()).update(c[0] for c in t.customdata)
+    # Every line holds the runs of one model only, and the three models have three line styles.
+    for model, ids in by_model.items():
+        assert ids == {r.run.run_id for r in runs if r.run.model == model}
+    assert len({t.line.dash for t in fig.data}) == len(models) == 3
+    assert len(fig.data) == 3 * len(models)
+    cats = trend_category_chart(data)
+    assert {t.name for t in cats.data} == models

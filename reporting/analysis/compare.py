@@ -188,10 +188,20 @@ def trend(
     for run in runs:
         suites[run.run.suite] = suites.get(run.run.suite, 0) + 1
     chosen = suite or (max(suites, key=lambda s: (suites[s], s)) if suites else None)
-    kept = [r for r in runs if r.run.suite == chosen]
+    kept, duplicates, seen = [], [], set()
+    for r in runs:
+        if r.run.suite != chosen:
+            continue
+        mark = run_fingerprint(r)
+        if mark in seen:  # the same run read twice (a copy in the folder, an upload of a file already there)
+            duplicates.append(r.run.run_id)
+            continue
+        seen.add(mark)
+        kept.append(r)
     skipped = [r.run.run_id for r in runs if r.run.suite != chosen]
     undated = [r.run.run_id for r in kept if not r.run.created_at]
     kept.sort(key=lambda r: (r.run.created_at is None, r.run.created_at or "", r.run.run_id))
+    models = list(dict.fromkeys(r.run.model for r in kept))
     points = []
     for run in kept:
         m = known.get(id(run)) or aggregate_metrics(run)
@@ -213,4 +223,26 @@ def trend(
         warnings.append(f"{len(skipped)} run(s) of other suites left out: " + ", ".join(skipped))
     if undated:
         warnings.append(f"{len(undated)} run(s) have no created_at and are placed last: " + ", ".join(undated))
-    return {"suite": chosen, "points": points, "skipped": skipped, "warnings": warnings}
+    if duplicates:
+        warnings.append(
+            f"{len(duplicates)} duplicate run(s) left out (the same cases as a run already shown): "
+            + ", ".join(duplicates)
+        )
+    if len(models) > 1:
+        warnings.append(f"{len(models)} models: one line per model (" + ", ".join(models) + ")")
+    return {
+        "suite": chosen,
+        "models": models,
+        "points": points,
+        "skipped": skipped,
+        "duplicates": duplicates,
+        "warnings": warnings,
+    }
+
+
+def run_fingerprint(run: RunReport) -> str:
+    """A hash of a run's model and every case's verdict and response: equal only for the same run read twice."""
+    sha = hashlib.sha256(f"{run.run.model}\x00{run.run.created_at}\x00".encode())
+    for c in sorted(run.cases, key=lambda c: c.probe_id):
+        sha.update(f"{c.probe_id}\x00{c.passed}\x00{c.risk_score!r}\x00{c.response or ''}\x01".encode())
+    return sha.hexdigest()[:16]

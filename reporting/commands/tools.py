@@ -132,6 +132,8 @@ def dashboard_command(folder: Optional[str], port: int, address: str) -> list[st
         "true",
         "--browser.gatherUsageStats",
         "false",
+        "--client.toolbarMode",
+        "viewer",  # no "Deploy" button: RunLens is not deployed that way
     ]
     return command + (["--", "--runs", os.path.abspath(folder)] if folder else [])
 

@@ -47,6 +47,10 @@ def category_delta_chart(comparison: Mapping[str, Any]) -> go.Figure:
     return _layout(fig, "Change in pass rate by category (Newcombe 95% CI)", height=max(320, 40 * len(rows) + 140))
 
 
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross")
+
+
 def trend_chart(trend: Mapping[str, Any]) -> go.Figure:
     """Headline figures over time, each with its 95% interval as error bars."""
     points = trend["points"]
@@ -55,21 +59,27 @@ def trend_chart(trend: Mapping[str, Any]) -> go.Figure:
     x, axis = _name_axis([p["created_at"] or p["run_id"] for p in points])
     fig = go.Figure()
     colours = (PASS_COLOUR, "#1565c0", FAIL_COLOUR)
-    for figure, colour in zip(TRENDED, colours):
-        key, label = figure.key, figure.label
-        values = [p[key] for p in points]
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=values,
-                mode="lines+markers",
-                name=label,
-                line=dict(color=colour),
-                error_y=_error_bars(values, [p.get(f"{key}_ci") for p in points]),
-                customdata=[[esc(p["run_id"]), esc(p["model"])] for p in points],
-                hovertemplate=label + " %{y:.3f}<br>%{customdata[0]} (%{customdata[1]})<extra></extra>",
+    models = list(dict.fromkeys(p["model"] for p in points))
+    # One line per figure and model: a line never joins two models' runs. Colour: the figure; dash: the model.
+    for m, model in enumerate(models):
+        mine = [i for i, p in enumerate(points) if p["model"] == model]
+        for figure, colour in zip(TRENDED, colours):
+            key, label = figure.key, figure.label
+            values = [points[i][key] for i in mine]
+            name = label if len(models) == 1 else f"{label}: {esc(model)}"
+            fig.add_trace(
+                go.Scatter(
+                    x=[x[i] for i in mine],
+                    y=values,
+                    mode="lines+markers",
+                    name=name,
+                    line=dict(color=colour, dash=DASHES[m % len(DASHES)]),
+                    marker=dict(symbol=SYMBOLS[m % len(SYMBOLS)]),
+                    error_y=_error_bars(values, [points[i].get(f"{key}_ci") for i in mine]),
+                    customdata=[[esc(points[i]["run_id"]), esc(model)] for i in mine],
+                    hovertemplate=label + " %{y:.3f}<br>%{customdata[0]} (%{customdata[1]})<extra></extra>",
+                )
             )
-        )
     fig.update_yaxes(range=[0, 1.05])
     fig.update_xaxes(**axis)
     return _layout(fig, f"Trend of suite {esc(trend['suite'])} (95% intervals)")
@@ -86,23 +96,28 @@ def trend_category_chart(trend: Mapping[str, Any]) -> go.Figure:
     cols = 3
     rows = (len(categories) + cols - 1) // cols
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc(c) for c in categories], shared_yaxes=True)
-    x = list(range(len(points)))
+    models = list(dict.fromkeys(p["model"] for p in points))
     for i, category in enumerate(categories):
-        values = [p["by_category"].get(category, {}).get("pass_rate") for p in points]
-        cis = [p["by_category"].get(category, {}).get("pass_rate_ci") for p in points]
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=values,
-                mode="lines+markers",
-                error_y=_error_bars(values, cis),
-                showlegend=False,
-                line=dict(color=PASS_COLOUR),
-                hovertemplate="%{y:.1%}<extra></extra>",
-            ),
-            row=i // cols + 1,
-            col=i % cols + 1,
-        )
+        for m, model in enumerate(models):  # one line per model, as in the headline trend
+            mine = [j for j, p in enumerate(points) if p["model"] == model]
+            values = [points[j]["by_category"].get(category, {}).get("pass_rate") for j in mine]
+            cis = [points[j]["by_category"].get(category, {}).get("pass_rate_ci") for j in mine]
+            fig.add_trace(
+                go.Scatter(
+                    x=mine,
+                    y=values,
+                    mode="lines+markers",
+                    error_y=_error_bars(values, cis),
+                    name=esc(model),
+                    legendgroup=esc(model),
+                    showlegend=i == 0 and len(models) > 1,
+                    line=dict(color=PASS_COLOUR, dash=DASHES[m % len(DASHES)]),
+                    marker=dict(symbol=SYMBOLS[m % len(SYMBOLS)]),
+                    hovertemplate=esc(model) + " %{y:.1%}<extra></extra>",
+                ),
+                row=i // cols + 1,
+                col=i % cols + 1,
+            )
     fig.update_yaxes(range=[0, 1.05], tickformat=".0%")
     fig.update_xaxes(showticklabels=False)
     return _layout(fig, "Pass rate by category over time", height=260 * rows + 80)

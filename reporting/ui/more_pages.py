@@ -18,10 +18,16 @@ from reporting.ui.common import (
     uploaded_source,
 )
 
+# Compare and Trend work on whole runs; the sidebar's run choice and filters belong to the one-run pages.
+NOT_FILTERED = (
+    "This page compares whole runs: the sidebar's run choice and filters do not apply here; pick the runs below."
+)
+
 
 @guarded
 def compare() -> None:
     st.title("Compare two runs")
+    st.caption(NOT_FILTERED)
     from reporting.analysis.compare import changed_cases
     from reporting.render.presentation import comparison_reading, fmt_signed_interval
     from reporting.ui.state import comparison_cached
@@ -80,6 +86,7 @@ def compare() -> None:
 @guarded
 def trend_page() -> None:
     st.title("Trend")
+    st.caption(NOT_FILTERED)
     from reporting.ui.state import trend_cached
 
     runs = _valid_runs()
@@ -207,12 +214,14 @@ def rubrics_page() -> None:
         table(pd.DataFrame(with_conversation), hide_index=True)
     else:
         st.text("No case of this run carries a multi-turn 'conversation' field.")
-    examples = shipped_examples()
-    correct = sum(1 for e in examples if e["correct"])
-    st.text(f"Validation examples shipped with RunLens: {correct} of {len(examples)} classified as expected.")
-    table(
-        pd.DataFrame(examples)[
-            ["id", "type", "result", "expected", "turn1_position", "turn2_position", "acknowledged", "rationale"]
-        ],
-        hide_index=True,
-    )
+    # RunLens's own validation fixtures are not the user's data: behind an expander, closed.
+    with st.expander("Examples shipped with RunLens (the rubric's validation set)"):
+        examples = shipped_examples()
+        correct = sum(1 for e in examples if e["correct"])
+        st.text(f"Validation examples shipped with RunLens: {correct} of {len(examples)} classified as expected.")
+        table(
+            pd.DataFrame(examples)[
+                ["id", "type", "result", "expected", "turn1_position", "turn2_position", "acknowledged", "rationale"]
+            ],
+            hide_index=True,
+        )
