@@ -133,6 +133,11 @@ def test_cases_are_listed_in_the_worst_case_order(samples, monkeypatch):
     worst = [w["probe_id"] for w in metrics["worst_cases"]]
     assert list(at.dataframe[0].value["probe_id"]) == worst  # the worst-cases table
     assert list(at.dataframe[1].value["probe_id"])[: len(worst)] == worst  # the full table, same order
+    full = at.dataframe[1].value
+    assert set(full["passed"]) <= {"passed", "failed"} and set(full["boundary_or_refusal_signal"]) <= {"yes", "no"}
+    page(at, "categories")
+    interval = at.dataframe[0].value["95% CI"].iloc[0]
+    assert isinstance(interval, str) and interval.endswith("%") and " to " in interval
 
 
 def test_case_detail_shows_every_field(samples, monkeypatch):
@@ -329,3 +334,17 @@ def test_clear_filters_and_whole_run_pages_say_filters_do_not_apply(samples, mon
         assert any("filters do not apply here" in c.value for c in at.caption), name
     page(at, "rubrics")
     assert any(e.label.startswith("Examples shipped with RunLens") for e in at.expander)
+
+
+def test_drift_says_when_it_comes_from_left_out_cases(tmp_path, monkeypatch):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    good = [
+        {"probe_id": f"p{i}", "category": "c", "severity": "low", "passed": True, "risk_score": 0.1} for i in range(3)
+    ]
+    bad = {"probe_id": "x", "category": "c", "severity": "urgent", "passed": False, "risk_score": 0.9}
+    stored = {"counts": {"probes_evaluated": 4, "passed": 3, "failed": 1}}
+    (folder / "r.json").write_text(json.dumps({"cases": [*good, bad], "aggregate_metrics": stored}))
+    at = app(folder, monkeypatch).run()
+    drift = next(w.value for w in at.warning if w.value.startswith("Stored figures differ"))
+    assert "describe all 4 of its cases, and 1 were left out as invalid" in drift

@@ -130,3 +130,25 @@ def test_trend_draws_one_line_per_model_and_drops_a_duplicate():
     assert len(fig.data) == 3 * len(models)
     cats = trend_category_chart(data)
     assert {t.name for t in cats.data} == models
+
+
+def test_drift_compares_at_the_stored_precision_and_lists_run_level_findings_first():
+    from reporting.analysis.drift import tolerance
+
+    assert tolerance(0.068977) == pytest.approx(5e-7) and tolerance(0.9) == pytest.approx(0.05)
+    assert tolerance(0.1234567891234) == pytest.approx(1e-9) and tolerance(3) == pytest.approx(1e-9)
+    cases = [
+        case("a", "c", "high", False, 0.0459850, weighted_risk=0.068977),  # 0.0689775 stored at 6 decimals
+        case("b", "c", "high", False, 0.5, weighted_risk=0.76),  # 0.75: a real difference at 2 decimals
+    ]
+    run = reporting.read_run(json.dumps({"cases": cases, "aggregate_metrics": {"overall": {"risk_max": 0.6}}}).encode())
+    found = [d.as_dict() for d in reporting.build_report(run, with_observability=False).drift]
+    assert found == [
+        {"path": "aggregate_metrics.overall.risk_max", "stored": 0.6, "recomputed": 0.5},
+        {"path": "cases[1].weighted_risk", "probe_id": "b", "stored": 0.76, "recomputed": 0.75},
+    ]
+    legacy = reporting.read_run(
+        __import__("pathlib").Path(__file__).resolve().parent.parent / "sample_runs" / "open-7b-chat-legacy.json"
+    )
+    drift = reporting.build_report(legacy, with_observability=False).drift
+    assert len(drift) == 45 and drift[0].path.startswith("aggregate_metrics")  # 56 before: 11 were rounding noise

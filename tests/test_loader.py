@@ -167,9 +167,9 @@ def test_drift_lists_stored_values_that_differ(hand_report):
         "counts": {"probes_evaluated": 6},
     }
     report = reporting.report_document(reporting.build_report(reporting.read_run(json.dumps(hand_report).encode())))
-    assert report["drift"] == [
-        {"path": "cases[1].weighted_risk", "probe_id": "b", "stored": 1.6, "recomputed": 1.0},
+    assert report["drift"] == [  # run-level findings first
         {"path": "aggregate_metrics.overall.risk_max", "stored": 0.9, "recomputed": 0.8},
+        {"path": "cases[1].weighted_risk", "probe_id": "b", "stored": 1.6, "recomputed": 1.0},
     ]
 
 

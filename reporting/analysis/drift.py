@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Optional
 
 import pandas as pd
@@ -31,11 +32,21 @@ class DriftFinding:
         return {**head, "stored": self.stored, "recomputed": self.recomputed}
 
 
+def tolerance(stored: float) -> float:
+    """How far a recomputed figure may be from a stored one: half a unit in the last decimal the producer wrote,
+    what rounding to that many decimals can move (0.068977 agrees with 0.0689775), never less than 1e-9."""
+    if isinstance(stored, bool) or not isinstance(stored, float) or not math.isfinite(stored):
+        return DRIFT_TOLERANCE
+    exponent = Decimal(repr(stored)).as_tuple().exponent
+    decimals = -exponent if isinstance(exponent, int) else 0
+    return max(DRIFT_TOLERANCE, 0.5 * 10.0**-decimals) if 0 < decimals < 9 else DRIFT_TOLERANCE
+
+
 def _same(stored: Any, recomputed: Any) -> bool:
     if isinstance(stored, bool) or isinstance(recomputed, bool):
         return stored is recomputed or stored == recomputed
     if isinstance(stored, (int, float)) and isinstance(recomputed, (int, float)):
-        return math.isclose(stored, recomputed, rel_tol=0.0, abs_tol=DRIFT_TOLERANCE)
+        return math.isclose(stored, recomputed, rel_tol=0.0, abs_tol=tolerance(stored) * (1 + 1e-6))
     return stored == recomputed
 
 
@@ -60,12 +71,17 @@ def compare_stored(path: str, stored: Any, recomputed: Any, found: list[DriftFin
 
 
 def drift(run: RunReport, frame: pd.DataFrame, metrics: Mapping[str, Any]) -> tuple[DriftFinding, ...]:
-    """Where stored weighted risks or stored aggregate metrics differ from the recomputed ones."""
+    """Where stored aggregate metrics or stored weighted risks differ from the recomputed ones, run-level findings
+    first, each compared at the precision the producer stored."""
     found: list[DriftFinding] = []
+    if run.aggregate_metrics:
+        compare_stored("aggregate_metrics", run.aggregate_metrics, metrics, found)
     stored = frame["stored_weighted_risk"].to_numpy()
     recomputed = frame["weighted_risk"].to_numpy()
     differs = ~pd.isna(stored) & (abs(stored - recomputed) > DRIFT_TOLERANCE)
     for i in differs.nonzero()[0]:
+        if _same(float(stored[i]), float(recomputed[i])):
+            continue
         found.append(
             DriftFinding(
                 f"cases[{int(i)}].weighted_risk",
@@ -74,6 +90,4 @@ def drift(run: RunReport, frame: pd.DataFrame, metrics: Mapping[str, Any]) -> tu
                 probe_id=str(frame["probe_id"].iat[i]),
             )
         )
-    if run.aggregate_metrics:
-        compare_stored("aggregate_metrics", run.aggregate_metrics, metrics, found)
     return tuple(found)

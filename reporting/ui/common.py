@@ -35,6 +35,17 @@ def _plot(fig, **kwargs: Any):
     return st.plotly_chart(fig, theme=None, config={"displaylogo": False}, **kwargs)
 
 
+def case_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Case rows as the table specs show them: verdicts and flags as words, not disabled checkboxes."""
+    from reporting.render.tables import CASE_TABLE, cell_text
+
+    shown = frame.copy()
+    for column in CASE_TABLE:
+        if column.key in shown and column.format in ("outcome", "yes_no"):
+            shown[column.key] = [cell_text(v, column.format) for v in shown[column.key]]
+    return shown
+
+
 def table(frame: pd.DataFrame, **kwargs: Any):
     """st.dataframe with OWASP's rule on text cells: Streamlit's CSV download of it cannot start a formula."""
     return st.dataframe(csv_safe_frame(frame), **kwargs)

@@ -17,6 +17,7 @@ from reporting.ui.common import (
     CASE_TABLE_CAP,
     _needs_run,
     _plot,
+    case_rows,
     context,
     guarded,
     shown_view,
@@ -33,6 +34,12 @@ def overview() -> None:
         st.warning(
             f"Stored figures differ from the recomputed ones: {len(view.data.drift)} finding(s). "
             "The figures shown here are the recomputed ones."
+            + (
+                f" The file's stored figures describe all {view.data.result.cases_in_file} of its cases, and "
+                f"{view.data.result.cases_left_out} were left out as invalid: part of this drift comes from them."
+                if view.data.result.cases_left_out
+                else ""
+            )
         )
         with st.expander("Drift between stored and recomputed figures"):
             table(pd.DataFrame([d.as_dict() for d in view.drift]).astype(str), hide_index=True)
@@ -60,7 +67,7 @@ def _worst_cases(metrics: Mapping[str, Any]) -> None:
     if not worst:
         st.info("No cases to rank.")
         return
-    table(pd.DataFrame(worst), hide_index=True, key=f"worst_{id(metrics)}")
+    table(case_rows(pd.DataFrame(worst)), hide_index=True, key=f"worst_{id(metrics)}")
 
 
 @guarded
@@ -135,7 +142,7 @@ def observability() -> None:
     if selected:
         st.subheader(f"Selected cases ({len(selected)})")
         chosen = view.frame[view.frame["probe_id"].isin(selected)]
-        table(chosen[CASE_COLUMNS], hide_index=True)
+        table(case_rows(chosen[CASE_COLUMNS]), hide_index=True)
     else:
         st.caption("Select points (click, box or lasso) to list those cases here.")
 
@@ -169,7 +176,7 @@ def cases() -> None:
             f"The {CASE_TABLE_CAP:,} highest-risk of {len(listed):,} cases are listed; filter or search to see others."
         )
         listed = listed.head(CASE_TABLE_CAP)
-    event = table(listed, hide_index=True, on_select="rerun", selection_mode="single-row", key="case_table")
+    event = table(case_rows(listed), hide_index=True, on_select="rerun", selection_mode="single-row", key="case_table")
     picked = None
     rows = getattr(getattr(event, "selection", None), "rows", [])
     if rows:
