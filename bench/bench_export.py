@@ -24,14 +24,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+sys.path.insert(0, str(ROOT / "tests"))
+from browser import ARGS  # noqa: E402 - the one list of Chromium flags, shared with the browser tests
 
 YDATA_SCRIPT = """
 import json, sys, time

@@ -348,3 +348,17 @@ def test_drift_says_when_it_comes_from_left_out_cases(tmp_path, monkeypatch):
     at = app(folder, monkeypatch).run()
     drift = next(w.value for w in at.warning if w.value.startswith("Stored figures differ"))
     assert "describe all 4 of its cases, and 1 were left out as invalid" in drift
+
+
+def test_only_plain_sentences_reach_the_observability_info_box():
+    from reporting.ui.run_pages import OWN_WORDS
+
+    for reason in (
+        "0 case(s); observability needs at least 5",
+        "the cases have no words to embed",
+        "too few distinct terms to embed",
+        "observability was not requested",
+    ):
+        assert OWN_WORDS.fullmatch(reason), reason
+    for hostile in ("[click](http://x.test)", "![i](http://x.test/p.png)", "<img src=x>", "**bold**", "a_b_c"):
+        assert not OWN_WORDS.fullmatch(hostile), hostile

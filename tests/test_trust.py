@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from apptest import open_page
+from conftest import case as conftest_case
 from streamlit.testing.v1 import AppTest
 
 import reporting
@@ -54,14 +55,8 @@ def run_doc(cases, run_id="r"):
 
 
 def case(probe_id, passed=True, risk=0.1, category="cat", severity="low", **extra):
-    return {
-        "probe_id": probe_id,
-        "category": category,
-        "severity": severity,
-        "passed": passed,
-        "risk_score": risk,
-        **extra,
-    }
+    """conftest.case with the defaults these tests use."""
+    return conftest_case(probe_id, category, severity, passed, risk, **extra)
 
 
 def write(path: Path, value) -> Path:

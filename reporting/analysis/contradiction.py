@@ -76,12 +76,12 @@ def explain(conversation: Any) -> dict[str, Any]:
 
 
 def case_contradictions(frame: Any) -> list[dict[str, Any]]:
-    """The rubric on every case of a case frame that carries a multi-turn ``conversation``, with its reasons."""
-    return [
-        {"probe_id": probe_id, **explain(extra["conversation"])}
-        for probe_id, extra in zip(frame["probe_id"], frame["extra"])
-        if isinstance(extra, dict) and isinstance(extra.get("conversation"), list)
-    ]
+    """The rubric on every case of a case frame that carries a multi-turn ``conversation``, with its reasons.
+
+    The frame marks those cases once, when it is built (``has_conversation``), so a filter change on a large run
+    does not walk every case's extra fields again."""
+    rows = frame[frame["has_conversation"].to_numpy(dtype=bool)]
+    return [{"probe_id": pid, **explain(extra["conversation"])} for pid, extra in zip(rows["probe_id"], rows["extra"])]
 
 
 def check_examples(path: Union[str, Path]) -> tuple[list[dict[str, Any]], list[str]]:

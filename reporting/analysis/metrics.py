@@ -36,6 +36,7 @@ FRAME_COLUMNS = (
     *LIST_COLUMNS,
     *TEXT_COLUMNS,
     "extra",
+    "has_conversation",  # the case carries a multi-turn conversation: the self-contradiction rubric applies
 )
 
 
@@ -82,21 +83,24 @@ def _cases_frame(cases: list[Case]) -> pd.DataFrame:
     data["weighted_risk"] = weighted_risk(data["risk_score"], weights)
     extras = tuple(c.__pydantic_extra__ or {} for c in cases)
     data["extra"] = _column("extra", extras, n)
-    _derive_self_contradiction(data["detected_failure_modes"], extras)
+    data["has_conversation"] = _derive_self_contradiction(data["detected_failure_modes"], extras)
     frame = pd.DataFrame(data, copy=False)
     return frame[list(FRAME_COLUMNS)]
 
 
-def _derive_self_contradiction(modes: pd.Series, extras: tuple) -> None:
+def _derive_self_contradiction(modes: pd.Series, extras: tuple) -> np.ndarray:
     """A derived finding, not read from the file: a case carrying a multi-turn ``conversation`` whose answers
     contradict each other (docs/rubrics.md) gets the failure mode 'self_contradiction' in the case frame, and so
     in every figure. The run's own cases are left as the file gave them."""
     from reporting.analysis.contradiction import rubric
 
+    has_conversation = np.zeros(len(extras), dtype=bool)
     for i, extra in enumerate(extras):
-        if extra and isinstance(extra.get("conversation"), list) and "self_contradiction" not in modes.iat[i]:
-            if rubric(extra["conversation"]):
+        if extra and isinstance(extra.get("conversation"), list):
+            has_conversation[i] = True
+            if "self_contradiction" not in modes.iat[i] and rubric(extra["conversation"]):
                 modes.iat[i] = [*modes.iat[i], "self_contradiction"]
+    return has_conversation
 
 
 def as_frame(run_or_frame: Union[RunReport, pd.DataFrame]) -> pd.DataFrame:

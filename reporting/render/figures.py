@@ -216,20 +216,14 @@ def severity_chart(metrics: Mapping[str, Any]) -> go.Figure:
     """Passed and failed cases per severity tier, stacked, tiers low to critical."""
     by_severity = metrics["by_severity"]
     fig = go.Figure()
-    fig.add_bar(
-        name="passed",
-        x=list(SEVERITIES),
-        y=[by_severity[s]["passed"] for s in SEVERITIES],
-        marker_color=PASS_COLOUR,
-        hovertemplate="%{x}: %{y} passed<extra></extra>",
-    )
-    fig.add_bar(
-        name="failed",
-        x=list(SEVERITIES),
-        y=[by_severity[s]["failed"] for s in SEVERITIES],
-        marker_color=FAIL_COLOUR,
-        hovertemplate="%{x}: %{y} failed<extra></extra>",
-    )
+    for outcome, colour in (("passed", PASS_COLOUR), ("failed", FAIL_COLOUR)):
+        fig.add_bar(
+            name=outcome,
+            x=list(SEVERITIES),
+            y=[by_severity[s][outcome] for s in SEVERITIES],
+            marker_color=colour,
+            hovertemplate="%{x}: %{y} " + outcome + "<extra></extra>",
+        )
     fig.update_xaxes(categoryorder="array", categoryarray=list(SEVERITIES))
     fig.update_yaxes(title="cases", **count_axis(max((by_severity[s]["n"] for s in SEVERITIES), default=0)))
     return _layout(fig, "Pass / fail by severity", barmode="stack")

@@ -141,7 +141,3 @@ def _valid_runs() -> list:
 def uploaded_source(upload: Any) -> tuple[str, bytes]:
     """An uploaded file as the rubric readers take it: (label shown in messages, bytes). Never a path."""
     return f"{printable(upload.name)} (uploaded)", upload.getvalue()
-
-
-def source_name(source: Any) -> str:
-    return source[0] if isinstance(source, tuple) else source.name

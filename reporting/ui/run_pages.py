@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,9 @@ from reporting.ui.common import (
     shown_view,
     table,
 )
+
+# The info box renders Markdown: only a sentence of plain words, digits and (,.;:) goes into it.
+OWN_WORDS = re.compile(r"[A-Za-z0-9 .,;:()'-]*")
 
 
 @guarded
@@ -112,7 +116,12 @@ def observability() -> None:
     obs = ctx.observability()
     if obs.get("skipped"):
         # The reason is RunLens's own sentence (counts only), never report text.
-        st.info(f"Observability was skipped: {obs['reason']}. It needs enough cases to embed and cluster.")
+        reason = str(obs["reason"])
+        if OWN_WORDS.fullmatch(reason):
+            st.info(f"Observability was skipped: {reason}. It needs enough cases to embed and cluster.")
+        else:  # never expected: the reason is RunLens's own sentence; anything else is shown as plain text
+            st.info("Observability was skipped. It needs enough cases to embed and cluster.")
+            st.text(printable(reason))
         return
     color_by = st.radio("Colour by", list(charts.COLOR_CHOICES), horizontal=True, key="color_by") or "cluster"
     event = _plot(
