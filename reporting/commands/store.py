@@ -25,15 +25,29 @@ def cmd_store(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
+    from reporting.format.columnar import ColumnarRun
     from reporting.store.layout import Store
 
-    runs = [(path, _load_valid(path)) for path in args.runs]  # every run read before the store is touched
+    runs = [(path, _read_for_store(path)) for path in args.runs]  # every run read before the store is touched
     store = Store.open(args.store, create=True)
     for path, run in runs:
-        stored, new = store.add(run, path)
+        stored, new = store.add_table(run, path) if isinstance(run, ColumnarRun) else store.add(run, path)
         what = "added" if new else "already in the store, nothing written"
         _err(f"{path}: {what}: {stored.cases} case(s) of {stored.model} on {stored.suite} ({stored.key})")
     return EXIT_OK
+
+
+def _read_for_store(path: str):
+    """A plain RunLens run straight into Arrow columns (the columnar reader); anything else, or anything it does
+    not vouch for, through the per-record reader, which names every problem."""
+    from reporting.commands import MODEL, SEVERITY_MAP
+    from reporting.format.columnar import read_table
+
+    if MODEL is None and SEVERITY_MAP is None:
+        columnar = read_table(path)
+        if columnar is not None:
+            return columnar
+    return _load_valid(path)
 
 
 def _outputs(args: argparse.Namespace) -> None:

@@ -112,6 +112,43 @@ def figures(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def category_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per run key, per category: cases evaluated, pass rate and its interval, from the ``category`` rows."""
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        passed, failed = int(row["passed"] or 0), int(row["failed"] or 0)
+        n = passed + failed
+        found.setdefault(row["run_key"], {})[str(row["category"])] = {
+            "n": n,
+            "pass_rate": None if n == 0 else passed / n,
+            "pass_rate_ci": wilson(passed, n),
+        }
+    return found
+
+
+def table_figures(table) -> dict[str, Any]:
+    """The figures of one run's case table (an Arrow table of ``CASE_COLUMNS``, such as the columnar reader
+    gives) computed by DuckDB over it in place: counts, overall, indices and per-category pass rates."""
+    import duckdb
+
+    connection = duckdb.connect()
+    try:
+        connection.register("given", table)
+        rest = "* EXCLUDE (run_key)" if "run_key" in table.column_names else "*"
+        connection.execute(f"CREATE VIEW cases AS SELECT {rest}, '' AS run_key FROM given")
+        rows = {}
+        for group in GROUPS:
+            result = connection.execute(query(group, DuckDBEngine.quantile))
+            names = [d[0] for d in result.description]
+            rows[group] = [dict(zip(names, row)) for row in result.fetchall()]
+    finally:
+        connection.close()
+    result_figures = figures(rows["run"][0])
+    result_figures["by_category"] = category_figures(rows["category"]).get("", {})
+    result_figures["counts"]["categories"] = len(result_figures["by_category"])
+    return result_figures
+
+
 class DuckDBEngine:
     """DuckDB in-process over the store's Parquet files."""
 

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import quote
 
+from reporting.format.columnar import ColumnarRun
 from reporting.format.parquet import case_table, write_case_table
 from reporting.format.problems import InputError, Problem
-from reporting.format.schema import RunReport
+from reporting.format.schema import RunMeta, RunReport
 from reporting.format.writing import dumps, write_atomic
 
 FORMAT = "runlens-store"
@@ -126,11 +127,22 @@ class Store:
         from reporting.analysis.compare import run_fingerprint
 
         key = run_fingerprint(run)
+        return self._add(key, run.run, len(run.cases), lambda: case_table(run, key), file)
+
+    def add_table(self, run: ColumnarRun, file: str) -> tuple[StoredRun, bool]:
+        """Add a run the columnar reader read (its case table goes in as it is, with its key)."""
+        import pyarrow as pa
+
+        key = run.fingerprint
+        table = run.table
+        table = table.set_column(table.column_names.index("run_key"), "run_key", pa.array([key] * table.num_rows))
+        return self._add(key, run.meta, table.num_rows, lambda: table, file)
+
+    def _add(self, key: str, meta: RunMeta, cases: int, table, file: str) -> tuple[StoredRun, bool]:
         record_path = self.root / "runs" / f"{key}.json"
         if record_path.exists():
             existing = next(r for r in self.runs() if r.key == key)
             return existing, False
-        meta = run.run
         match = _DATE.match(meta.created_at or "")
         date = match.group(1) if match else "undated"
         folder = Path("cases") / (
@@ -143,12 +155,12 @@ class Store:
             model=meta.model,
             created_at=meta.created_at,
             date=date,
-            cases=len(run.cases),
+            cases=cases,
             path=str(folder / f"{key}.parquet"),
             source=meta.source.model_dump() if meta.source is not None else None,
             file=os.path.basename(file),
         )
         (self.root / folder).mkdir(parents=True, exist_ok=True)
-        write_case_table(case_table(run, key), self.root / stored.path)
+        write_case_table(table(), self.root / stored.path)
         write_atomic(record_path, dumps(stored.as_dict()) + "\n")  # last: the run is in the store from here on
         return stored, True

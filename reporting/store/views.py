@@ -8,8 +8,7 @@ from typing import Any, Optional
 
 from reporting.analysis.compare import choose_suite, trend_point, trend_result
 from reporting.analysis.registry import FIGURES, interval, value
-from reporting.analysis.stats import wilson
-from reporting.store.engine import figures
+from reporting.store.engine import category_figures, figures
 from reporting.store.layout import Store, StoredRun
 
 
@@ -21,15 +20,7 @@ def run_figures(store: Store, engine, runs: list[StoredRun]) -> tuple[dict[str, 
     """Per run key: its aggregate-metrics-shaped figures, and its categories' pass rates."""
     files = store.case_files(runs)
     per_run = {row["run_key"]: figures(row) for row in engine.rows(files, "run")}
-    categories: dict[str, dict[str, Any]] = {}
-    for row in engine.rows(files, "category"):
-        passed, failed = int(row["passed"] or 0), int(row["failed"] or 0)
-        n = passed + failed
-        categories.setdefault(row["run_key"], {})[str(row["category"])] = {
-            "n": n,
-            "pass_rate": None if n == 0 else passed / n,
-            "pass_rate_ci": wilson(passed, n),
-        }
+    categories = category_figures(engine.rows(files, "category"))
     return per_run, categories
 
 

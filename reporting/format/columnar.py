@@ -1,0 +1,207 @@
+"""The columnar reader: a RunLens run (JSON document or JSON Lines) read straight into an Arrow case table
+(``reporting.format.parquet.CASE_COLUMNS``), with no Python object per case.
+
+Arrow's JSON parser reads and type-checks whole columns (a duplicated key, a string for a number, a float for a
+whole number, a lone surrogate, an unexpected field are all errors there); the checks the schema makes beyond
+types (ranges, severity names, unique probe ids, an evaluated case or an error) run over whole columns. This path
+only says yes or "not me": whenever anything is wrong or cannot be vouched for (an unknown field, judges'
+verdicts, a key that is absent or null where the format tells the two apart), ``read_table`` returns None and
+the per-record reader (``reporting.format.reading.load_run``) reads the file and names every problem exactly as
+always. A test checks the two agree on every run they both read.
+
+A JSON document is split with msgspec (the cases array as raw byte slices, no objects), its header (everything
+but the cases) is read by the strict JSON reader; JSON Lines are read streaming, in blocks, so a file larger than
+memory can be summed (``columns`` keeps only the columns asked for).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from reporting.format.columnar_checks import CHECKED, ColumnarRun, Lazy, NotMine, finish, mentions
+from reporting.format.parquet import CASE_COLUMNS, LISTS
+
+CHUNK = 100_000  # cases parsed at once from a JSON document
+BLOCK = 16 << 20  # bytes of JSON Lines parsed at once
+_TEXT = ("task", "probe_input", "response", "explanation")
+_V2 = ("error", "probe_group", "source_id")
+_TOP = frozenset({"schema_version", "run", "cases", "aggregate_metrics", "observability", "tool_figures"})
+
+
+def _parse_schema(version: int):
+    import pyarrow as pa
+
+    string, floats, whole, flag = pa.string(), pa.float64(), pa.int64(), pa.bool_()
+    fields = [
+        ("probe_id", string),
+        ("category", string),
+        ("severity", string),
+        ("passed", flag),
+        ("risk_score", floats),
+        ("severity_weight", floats),
+        ("weighted_risk", floats),
+        ("safe_signal_hits", whole),
+        ("unsafe_signal_hits", whole),
+        ("boundary_or_refusal_signal", flag),
+        *[(name, pa.list_(string)) for name in LISTS],
+        *[(name, string) for name in _TEXT],
+    ]
+    if version >= 2:  # in a version 1 file these names are free-form extras: the per-record reader keeps them
+        fields += [(name, string) for name in _V2]
+    return pa.schema(fields)
+
+
+def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[ColumnarRun]:
+    """The run in ``path`` as an Arrow case table, or None when the per-record reader must read it.
+
+    ``columns``: keep only these of ``CASE_COLUMNS`` (the figures need a handful), which is what lets a JSON Lines
+    file larger than memory be read."""
+    try:
+        if path.lower().endswith((".jsonl", ".ndjson")):
+            return _read_lines(path, columns)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        return _read_document(data, path, columns)
+    except (NotMine, OSError, UnicodeDecodeError):
+        return None
+
+
+def _arrow_error():
+    import pyarrow as pa
+
+    return (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
+
+
+def _read_document(data: bytes, label: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
+    import msgspec
+
+    from reporting.format.migrate import upgrade
+    from reporting.format.reading import _check_header, _check_version
+    from reporting.format.strict_json import parse_json_text
+
+    if not data.lstrip()[:1] == b"{":
+        raise NotMine
+    try:
+        top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise NotMine from None
+    if "cases" not in top or not set(top) <= _TOP:
+        raise NotMine
+    raw_cases = top.pop("cases")
+    start, end = _span(data, raw_cases)
+    # The header is everything but the cases array: read by the strict reader (duplicate keys, depth, ...).
+    header, problems = parse_json_text(label, (data[:start] + b"[]" + data[end:]).decode("utf-8"))
+    if problems or not isinstance(header, dict) or header.get("cases") != []:
+        raise NotMine
+    del top
+    version = header.get("schema_version", 1)
+    if _check_version(label, version):
+        raise NotMine
+    header.pop("cases")
+    header, _ = upgrade(header, [], version)
+    header_problems: list = []
+    meta, stored = _check_header(label, header, header_problems)
+    if header_problems:
+        raise NotMine
+    try:
+        raws = msgspec.json.decode(raw_cases, type=list[msgspec.Raw])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise NotMine from None
+    del raw_cases
+    schema = _parse_schema(version)
+    batches = []
+    for at in range(0, len(raws), CHUNK):
+        chunk = raws[at : at + CHUNK]
+        batches.extend(_parse(b"\n".join(chunk), schema, len(chunk)).to_batches())
+    n = len(raws)
+    del raws
+    import pyarrow as pa
+
+    table = pa.Table.from_batches(batches, schema=schema)
+    if table.num_rows != n:
+        raise NotMine
+
+    def count(name: str) -> int:  # occurrences of "name" among the cases' bytes
+        return data.count(b'"' + name.encode() + b'"', start, end)
+
+    mentioned = Lazy(lambda: mentions(table))
+    return finish(label, meta, version, stored, table, count, mentioned, columns)
+
+
+def _span(data: bytes, raw_cases: Any) -> tuple[int, int]:
+    """Where the cases array is in ``data``: msgspec's raw slice is a view into ``data`` itself, so its place is
+    the distance between the two buffers' addresses."""
+    import numpy as np
+
+    size = len(memoryview(raw_cases))
+    at = np.frombuffer(raw_cases, dtype=np.uint8).ctypes.data - np.frombuffer(data, dtype=np.uint8).ctypes.data
+    if not (0 <= at and at + size <= len(data)) or data[at : at + 1] != b"[" or data[at + size - 1 : at + size] != b"]":
+        raise NotMine  # not a view into data (msgspec copied it): never guess
+    return at, at + size
+
+
+def _parse(lines: bytes, schema, count: int):
+    import pyarrow.json as pj
+
+    # A case of an indented document spans lines: Arrow then finds where each object ends by parsing, slower.
+    spans_lines = lines.count(b"\n") != count - 1
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error", newlines_in_values=spans_lines)
+    try:
+        return pj.read_json(io.BytesIO(lines), read_options=pj.ReadOptions(block_size=BLOCK), parse_options=options)
+    except _arrow_error():
+        raise NotMine from None
+
+
+def _read_lines(path: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
+    """JSON Lines, one case a line (version 1, like the per-record reader), read in blocks."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    from reporting.format.schema import RunMeta
+
+    schema = _parse_schema(1)
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error", newlines_in_values=False)
+    keep = _needed(columns)
+    batches = []
+    mentioned: set[str] = set()
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(3) == b"\xef\xbb\xbf":
+                raise NotMine  # a byte order mark: the per-record reader knows what to do with it
+        reader = pj.open_json(path, read_options=pj.ReadOptions(block_size=BLOCK), parse_options=options)
+        for batch in reader:
+            mentioned |= mentions(batch)  # before the texts are dropped
+            batches.append(batch.select([c for c in schema.names if c in keep]))
+    except _arrow_error():
+        raise NotMine from None
+    table = pa.Table.from_batches(batches, schema=pa.schema([f for f in schema if f.name in keep]))
+    stem = os.path.basename(path).split(".")[0] or "run"
+    meta = RunMeta(run_id=stem)
+
+    def count(name: str) -> int:
+        return _count_in_file(path, b'"' + name.encode() + b'"')
+
+    return finish(path, meta, 1, {}, table, count, mentioned, columns)
+
+
+def _needed(columns: Optional[Sequence[str]]) -> set[str]:
+    """The parsed columns that ``columns`` of the case table (and the checks) need."""
+    if columns is None:
+        return set(CASE_COLUMNS)
+    return set(columns) | {"probe_id", "category", "severity", "severity_weight", "weighted_risk"} | set(CHECKED)
+
+
+def _count_in_file(path: str, needle: bytes, block: int = 64 << 20) -> int:
+    total, tail = 0, b""
+    with open(path, "rb") as handle:
+        while chunk := handle.read(block):
+            data = tail + chunk
+            total += data.count(needle)
+            # keep the last len(needle) - 1 bytes: a needle across the boundary is counted once, in the next block
+            cut = max(0, len(data) - (len(needle) - 1))
+            total -= data.count(needle, cut)
+            tail = data[cut:]
+    return total

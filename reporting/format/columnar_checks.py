@@ -1,0 +1,218 @@
+"""The columnar reader's checks: the schema's rules beyond types over whole Arrow columns, and the case table they
+give (``reporting.format.parquet.CASE_COLUMNS``). ``reporting.format.columnar`` parses; this module decides,
+raising ``NotMine`` for anything the per-record reader must read instead."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from reporting.format.parquet import CASE_COLUMNS, LISTS, RUN_METADATA_KEY, _arrow_type
+from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES
+
+MAX_INTEGER = 2**53
+MAX_SEVERITY_WEIGHT = 1_000_000.0
+_DEFAULTS = {"safe_signal_hits": 0, "unsafe_signal_hits": 0, "boundary_or_refusal_signal": False}
+
+
+@dataclass
+class ColumnarRun:
+    """A run read by the columnar reader: its header, and its cases as an Arrow table of ``CASE_COLUMNS``."""
+
+    label: str
+    meta: Any  # reporting.format.schema.RunMeta
+    version: int
+    table: Any  # pyarrow.Table
+    stored: dict[str, Any] = field(default_factory=dict)  # aggregate_metrics, observability, tool_figures
+    identity: Optional[tuple[Any, ...]] = None  # probe ids, verdicts, risk scores and responses as read
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """``reporting.analysis.compare.run_fingerprint`` of the run ("" when its responses were not read)."""
+        if self.identity is None:
+            return ""
+        return fingerprint(self.meta.model, self.meta.created_at, zip(*(a.to_pylist() for a in self.identity)))
+
+    @property
+    def cases(self) -> int:
+        return self.table.num_rows
+
+
+class NotMine(Exception):
+    """The columnar path cannot vouch for this file; the per-record reader will read it."""
+
+
+def fingerprint(model: str, created_at: Optional[str], rows: Iterable[tuple[str, Any, Any, Optional[str]]]) -> str:
+    """A hash of a run's model, time and every (probe id, verdict, risk, response), in probe id order: equal only
+    for the same run read twice (``reporting.analysis.compare.run_fingerprint`` is this over pydantic cases)."""
+    sha = hashlib.sha256(f"{model}\x00{created_at}\x00".encode())
+    for probe_id, passed, risk, response in sorted(rows, key=lambda row: row[0]):
+        sha.update(f"{probe_id}\x00{passed}\x00{risk!r}\x00{response or ''}\x01".encode())
+    return sha.hexdigest()[:16]
+
+
+CHECKED = ("passed", "risk_score", *_DEFAULTS, *LISTS)  # names whose null and absence the format tells apart
+
+
+class Lazy:
+    """``name in lazy``: the set is computed at the first question."""
+
+    def __init__(self, make):
+        self.make, self.found = make, None
+
+    def __contains__(self, name: str) -> bool:
+        if self.found is None:
+            self.found = self.make()
+        return name in self.found
+
+
+def mentions(table) -> set[str]:
+    """The names of ``CHECKED`` some text of a case could be mistaken for when counting keys: a text that is the
+    name, or that ends with a quote and the name (written ``\\"name"`` in JSON)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    found = set()
+    for values in table.columns:
+        if pa.types.is_list(values.type):
+            values = pc.list_flatten(values)
+        if not pa.types.is_string(values.type) or len(values) == values.null_count:
+            continue
+        for name in CHECKED:
+            if name not in found and pc.any(pc.or_(pc.equal(values, name), pc.ends_with(values, '"' + name))).as_py():
+                found.add(name)
+    return found
+
+
+def finish(label, meta, version, stored, table, count, mentioned, columns) -> ColumnarRun:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    names = set(table.column_names)
+
+    def col(name: str):
+        return table.column(name)
+
+    def nulls(name: str) -> int:
+        return col(name).null_count if name in names else n
+
+    def present_where_null(name: str, expected: int) -> None:
+        """A column with nulls: each must be a key left out (not an explicit null), so the file names ``name``
+        exactly ``expected`` times and no text of a case could be mistaken for it."""
+        if name in mentioned or count(name) != expected:
+            raise NotMine
+
+    for name in ("probe_id", "category", "severity"):
+        if nulls(name):
+            raise NotMine
+    probe_ids = col("probe_id")
+    if n and (pc.min(pc.utf8_length(probe_ids)).as_py() < 1 or pc.count_distinct(probe_ids).as_py() != n):
+        raise NotMine  # an empty or a repeated probe id: the per-record reader names each
+    severity = pc.utf8_lower(col("severity"))
+    known = pc.and_(pc.string_is_ascii(col("severity")), pc.is_in(severity, pa.array(SEVERITIES)))
+    if n and not pc.all(known).as_py():
+        raise NotMine  # ' High', 'severe', ...: the per-record reader normalises or names it
+    passed = col("passed")
+    evaluated = pc.is_valid(passed)
+    error_cases = passed.null_count
+    if error_cases:
+        if version < 2:
+            raise NotMine
+        present_where_null("passed", n)
+        error = col("error")
+        bad = pc.or_(pc.is_null(error), pc.equal(pc.utf8_length(error), 0))
+        if pc.any(pc.and_kleene(pc.invert(evaluated), bad)).as_py():
+            raise NotMine
+    if version >= 2 and "error" in names and pc.any(pc.and_(evaluated, pc.is_valid(col("error")))).as_py():
+        raise NotMine
+    risk = col("risk_score")
+    _finite_within(risk, 0.0, 1.0)
+    _finite_within(col("severity_weight"), 0.0, MAX_SEVERITY_WEIGHT)
+    if "weighted_risk" in names:
+        _finite_within(col("weighted_risk"), -MAX_SEVERITY_WEIGHT, MAX_SEVERITY_WEIGHT)
+    if risk.null_count:
+        present_where_null("risk_score", n)
+        if pc.any(pc.and_(evaluated, pc.is_null(risk))).as_py():
+            raise NotMine
+    filled: dict[str, Any] = {}
+    for name, default in _DEFAULTS.items():
+        if name not in names:
+            continue
+        values = col(name)
+        if pa.types.is_integer(values.type):
+            _finite_within(values, 0, MAX_INTEGER)
+        if values.null_count:
+            present_where_null(name, n - values.null_count)
+            values = pc.fill_null(values, default)
+        filled[name] = values
+    for name in LISTS:
+        if name not in names:
+            continue
+        values = col(name)
+        if pc.list_flatten(values).null_count:
+            raise NotMine
+        if values.null_count:
+            present_where_null(name, n - values.null_count)
+            values = pc.if_else(pc.is_null(values), pa.scalar([], type=values.type), values)
+        filled[name] = values
+    wanted = list(CASE_COLUMNS) if columns is None else [c for c in CASE_COLUMNS if c in columns]
+    response = col("response") if "response" in names else pa.nulls(n, pa.string())
+    identity = (probe_ids, passed, risk, response) if "response" in wanted else None
+    default_weight = pc.index_in(severity, pa.array(SEVERITIES))
+    defaults = pa.array([DEFAULT_SEVERITY_WEIGHTS[s] for s in SEVERITIES])
+    weight = pc.coalesce(col("severity_weight"), pc.take(defaults, default_weight))
+    risk_kept = pc.if_else(evaluated, risk, pa.scalar(None, pa.float64()))
+    out: dict[str, Any] = {
+        "run_key": pa.nulls(n, pa.string()),
+        "severity": severity,
+        "risk_score": risk_kept,
+        "severity_weight": pc.if_else(evaluated, weight, pa.scalar(None, pa.float64())),
+        "weighted_risk": pc.min_element_wise(pc.multiply(risk_kept, weight), pa.scalar(1.0), skip_nulls=False),
+        "verdicts": _empty_lists(n, _arrow_type(CASE_COLUMNS["verdicts"])),
+        "extra": pa.nulls(n, pa.string()),
+        **filled,
+    }
+    arrays = []
+    for name in wanted:
+        if name in out:
+            arrays.append(out[name])
+        elif name in names:
+            arrays.append(col(name))
+        else:
+            arrays.append(pa.nulls(n, _arrow_type(CASE_COLUMNS[name])))
+    schema = pa.schema([(name, _arrow_type(CASE_COLUMNS[name])) for name in wanted])
+    result = pa.table(arrays, schema=schema)
+    import json
+
+    metadata = {RUN_METADATA_KEY: json.dumps(meta.model_dump(mode="json", exclude_none=True)).encode()}
+    if stored.get("tool_figures"):
+        from reporting.format.parquet import TOOL_FIGURES_KEY
+
+        metadata[TOOL_FIGURES_KEY] = json.dumps(stored["tool_figures"]).encode()
+    result = result.replace_schema_metadata(metadata)
+    return ColumnarRun(label, meta, version, result, stored, identity)
+
+
+def _finite_within(values, low: float, high: float) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if values.null_count == len(values):
+        return
+    if pa.types.is_floating(values.type) and pc.any(pc.invert(pc.is_finite(values))).as_py():
+        raise NotMine  # NaN or Infinity, which Arrow's parser lets through and JSON does not have
+    bounds = pc.min_max(values).as_py()
+    if bounds["min"] < low or bounds["max"] > high:
+        raise NotMine
+
+
+def _empty_lists(n: int, kind):
+    """``n`` empty lists (no verdicts), as the per-record table writes them."""
+    import numpy as np
+    import pyarrow as pa
+
+    return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), pa.array([], type=kind.value_type))

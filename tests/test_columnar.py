@@ -1,0 +1,242 @@
+"""The columnar reader (issue 15): a run read into Arrow columns is the same table the per-record reader gives, and
+whatever the per-record reader finds wrong, the columnar one never accepts (it hands the file back instead)."""
+
+import copy
+import json
+
+import pyarrow as pa
+import pytest
+
+from reporting.analysis.compare import run_fingerprint
+from reporting.format.columnar import _count_in_file, read_table
+from reporting.format.parquet import case_table
+from reporting.format.reading import load_run
+from reporting.format.synthetic import synthetic_run
+from reporting.store.engine import table_figures
+
+BASE = synthetic_run(60, seed=3)
+
+
+def _v2(document):
+    document = copy.deepcopy(document)
+    document["schema_version"] = 2
+    return document
+
+
+def _with_error(document):
+    document = _v2(document)
+    case = document["cases"][4]
+    case.update(passed=None, risk_score=None, error="the model timed out")
+    document["cases"][5].update(passed=None, error="refused by the API")  # keeps its risk score
+    return document
+
+
+def _drop(field, where=7):
+    def change(document):
+        document = copy.deepcopy(document)
+        document["cases"][where].pop(field)
+        return document
+
+    return change
+
+
+def _set(field, value, where=7, version=1):
+    def change(document):
+        document = copy.deepcopy(document) if version == 1 else _v2(document)
+        document["cases"][where][field] = value
+        return document
+
+    return change
+
+
+def _text(document, dump=json.dumps):
+    return dump(document)
+
+
+# Runs both readers accept: the columnar table must equal the per-record one.
+VALID = {
+    "plain": lambda d: d,
+    "indented": lambda d: d,
+    "version 2": _v2,
+    "errors": _with_error,
+    "no lists": _drop("matched_safe_patterns"),
+    "no hits": _drop("safe_signal_hits"),
+    "no refusal flag": _drop("boundary_or_refusal_signal"),
+    "no weight": _drop("severity_weight"),
+    "no texts": lambda d: _drop("response")(_drop("task")(d)),
+    "upper case severity": _set("severity", "HIGH"),
+    "whole-number risk": _set("risk_score", 1),
+    "null weight": _set("severity_weight", None),
+    "empty run": lambda d: {**d, "cases": []},
+    "no run header": lambda d: {"cases": d["cases"]},
+}
+# Runs the per-record reader finds a problem in (or that the columnar reader does not read: extra fields,
+# verdicts, a severity to normalise): the columnar one must hand each back, or read it alike.
+HANDED_BACK = {"severity with spaces", "extra field", "verdicts", "v2 field in version 1"}
+INVALID = {
+    "absent passed": _drop("passed"),
+    "absent risk": _drop("risk_score"),
+    "null list": _set("failure_modes", None),
+    "null in a list": _set("failure_modes", ["a", None]),
+    "null hits": _set("unsafe_signal_hits", None),
+    "null refusal flag": _set("boundary_or_refusal_signal", None),
+    "string risk": _set("risk_score", "0.5"),
+    "risk above one": _set("risk_score", 1.5),
+    "negative weight": _set("severity_weight", -1.0),
+    "float hits": _set("safe_signal_hits", 1.0),
+    "bool hits": _set("safe_signal_hits", True),
+    "huge hits": _set("safe_signal_hits", 2**60),
+    "int passed": _set("passed", 1),
+    "unknown severity": _set("severity", "severe"),
+    "severity with spaces": _set("severity", " high"),
+    "empty probe id": _set("probe_id", ""),
+    "repeated probe id": lambda d: _set("probe_id", d["cases"][0]["probe_id"])(d),
+    "null passed in version 1": _set("passed", None),
+    "error on a passed case": _set("error", "x", version=2),
+    "error without text": lambda d: _set("error", "", where=4, version=2)(_with_error(d)),
+    "extra field": _set("latency_ms", 12),
+    "verdicts": _set("verdicts", {"judge": {"passed": True}}, version=2),
+    "v2 field in version 1": _set("probe_group", "g"),
+    "bad run time": lambda d: {**d, "run": {**d["run"], "created_at": "yesterday"}},
+    "newer version": lambda d: {**d, "schema_version": 99},
+}
+
+
+def _compare(tmp_path, document, text=None, name="run.json"):
+    path = tmp_path / name
+    path.write_text(text if text is not None else json.dumps(document))
+    return read_table(str(path)), load_run(path)
+
+
+@pytest.mark.parametrize("name", list(VALID))
+def test_the_columnar_table_is_the_per_record_one(tmp_path, name):
+    document = VALID[name](BASE)
+    text = json.dumps(document, indent=2) if name == "indented" else None
+    fast, slow = _compare(tmp_path, document, text)
+    assert slow.ok, slow.problems
+    assert fast is not None, "the columnar reader handed back a valid run"
+    reference = case_table(slow.run)
+    assert fast.table.schema.names == reference.schema.names
+    for column in reference.column_names:
+        assert fast.table.column(column).equals(reference.column(column)), column
+    assert fast.meta == slow.run.run
+    assert fast.fingerprint == run_fingerprint(slow.run)
+    assert fast.version == slow.run.schema_version
+
+
+@pytest.mark.parametrize("name", list(INVALID))
+def test_whatever_the_per_record_reader_finds_wrong_is_handed_back(tmp_path, name):
+    fast, slow = _compare(tmp_path, INVALID[name](BASE))
+    if name in HANDED_BACK:
+        assert slow.ok, slow.problems
+    else:
+        assert slow.problems, "the mutation should be a problem for the per-record reader"
+    assert fast is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a duplicated key in a case: ambiguous, readers differ on which value wins
+        lambda t: t.replace('"passed": true', '"passed": true, "passed": false', 1),
+        # a key written with an escape, standing in for the one left out
+        lambda t: t.replace('"passed": true', '"p\\u0061ssed": true', 1),
+        # a duplicated top-level key
+        lambda t: t.replace('"run":', '"schema_version": 1, "run":', 1),
+        lambda t: t.replace('"risk_score": 0', '"risk_score": NaN, "x": 0', 1),
+        lambda t: t.replace('"task": "', '"task": "\\ud800', 1),
+        lambda t: t[:-5],
+        lambda t: "\ufeff" + t,
+    ],
+    ids=["duplicate key", "escaped key", "duplicate top-level key", "NaN", "lone surrogate", "truncated", "BOM"],
+)
+def test_hostile_texts_are_handed_back_or_read_alike(tmp_path, text):
+    fast, slow = _compare(tmp_path, None, text(json.dumps(BASE)))
+    if slow.problems:
+        assert fast is None
+    else:  # the per-record reader took it (a BOM): then both must give the same cases
+        assert fast is None or fast.table.column("probe_id").equals(case_table(slow.run).column("probe_id"))
+
+
+def test_a_key_left_out_cannot_be_made_up_by_a_text_that_looks_like_it(tmp_path):
+    """Counting keys to tell an absent key from an explicit null: a text equal to the key's name, or ending in a
+    quote and the name, would count as one, so the columnar reader hands the file back."""
+    document = _drop("boundary_or_refusal_signal")(BASE)
+    document["cases"][9]["category"] = "boundary_or_refusal_signal"
+    fast, slow = _compare(tmp_path, document)
+    assert slow.ok and fast is None
+    document = _drop("unsafe_signal_hits")(BASE)
+    document["cases"][9]["response"] = 'she wrote "unsafe_signal_hits'
+    fast, slow = _compare(tmp_path, document)
+    assert slow.ok and fast is None
+
+
+def test_json_lines_read_in_blocks_with_only_the_columns_asked(tmp_path, monkeypatch):
+    import reporting.format.columnar as columnar
+
+    monkeypatch.setattr(columnar, "BLOCK", 4096)  # many blocks
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(case) + "\n" for case in BASE["cases"]))
+    slow = load_run(path)
+    assert slow.ok
+    full = read_table(str(path))
+    reference = case_table(slow.run).replace_schema_metadata(full.table.schema.metadata)
+    assert full is not None and full.table.equals(reference)
+    few = read_table(str(path), columns=["probe_id", "passed", "risk_score"])
+    assert few.table.column_names == ["probe_id", "passed", "risk_score"] and few.fingerprint == ""
+    assert few.table.column("risk_score").equals(full.table.column("risk_score"))
+
+
+def test_counting_a_name_across_block_boundaries(tmp_path):
+    path = tmp_path / "t"
+    path.write_bytes(b'x"name"' * 1000)
+    for block in (3, 4, 7, 64, 10_000):
+        assert _count_in_file(str(path), b'"name"', block=block) == 1000
+
+
+def test_engine_figures_over_the_columnar_table_equal_the_per_run_figures(tmp_path):
+    from reporting.analysis.metrics import aggregate_metrics
+
+    document = _with_error(BASE)
+    fast, slow = _compare(tmp_path, document)
+    got = table_figures(fast.table)
+    want = aggregate_metrics(slow.run)
+    assert got["counts"] == want["counts"]
+    for key, value in got["overall"].items():
+        assert value == pytest.approx(want["overall"][key], abs=1e-9), key
+    assert got["by_category"].keys() == want["by_category"].keys()
+    for category, figures in got["by_category"].items():
+        assert figures["pass_rate"] == pytest.approx(want["by_category"][category]["pass_rate"], abs=1e-12)
+
+
+def test_a_table_of_the_columns_the_figures_need_is_all_the_engine_reads(tmp_path):
+    fast, _ = _compare(tmp_path, BASE)
+    narrow = fast.table.select(["probe_id", "category", "severity", "passed", "risk_score", "severity_weight"])
+    narrow = narrow.append_column("weighted_risk", fast.table.column("weighted_risk"))
+    assert table_figures(narrow)["overall"] == table_figures(fast.table)["overall"]
+    assert isinstance(fast.table, pa.Table)
+
+
+def test_store_add_reads_a_plain_run_by_columns_and_keeps_the_same_key(tmp_path):
+    """`store add` takes a plain run through the columnar reader; the store it writes is the one the per-record
+    path writes: same key (adding the run again either way is a no-op), same case table."""
+    import pyarrow.parquet as pq
+
+    from reporting.cli import main
+    from reporting.store.layout import Store
+
+    document = _with_error(BASE)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert read_table(str(path)) is not None
+    assert main(["store", "add", str(path), "--store", str(tmp_path / "a")]) == 0
+    per_record = Store.open(str(tmp_path / "b"), create=True)
+    stored, new = per_record.add(load_run(path).run, str(path))
+    assert new
+    (written,) = Store.open(str(tmp_path / "a")).runs()
+    assert written == stored
+    fast = pq.read_table(tmp_path / "a" / written.path)
+    slow = pq.read_table(tmp_path / "b" / stored.path)
+    assert fast.equals(slow.cast(fast.schema))
+    again, new = Store.open(str(tmp_path / "a")).add(load_run(path).run, str(path))
+    assert not new and again == written
