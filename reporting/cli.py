@@ -21,6 +21,7 @@ from reporting.commands.reports import (
     cmd_trend,
     cmd_validate,
 )
+from reporting.commands.review import add_review_options, add_review_parser
 from reporting.commands.store import cmd_store
 from reporting.commands.tools import cmd_dashboard, cmd_import, cmd_rubric, cmd_score
 from reporting.format import problems as files
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         "verb reads the Parquet file back as the run",
     )
     _add_report_options(p)
+    add_review_options(p)
     p.set_defaults(func=cmd_recompute)
 
     p = verbs.add_parser("export", parents=[reading], help="write one self-contained, offline HTML report of a run")
@@ -148,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the 'generated' time (ISO 8601 or epoch seconds); default $SOURCE_DATE_EPOCH or now",
     )
     _add_report_options(p)
+    add_review_options(p)
     p.set_defaults(func=cmd_export)
 
     p = verbs.add_parser(
@@ -278,7 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="use per-case severity weights below the tier's default as the run gives them",
     )
+    add_review_options(p)
     p.set_defaults(func=cmd_check)
+    add_review_parser(verbs, reading)
 
     p = verbs.add_parser("rubric", help="rubric scorecards, dimension scores and the self-contradiction rubric")
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)

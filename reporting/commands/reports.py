@@ -54,6 +54,7 @@ def _companions(args: argparse.Namespace):
 
 
 def _report(args: argparse.Namespace, run):
+    from reporting.commands.review import reviews_for
     from reporting.report.build import build_report
 
     return build_report(
@@ -63,6 +64,8 @@ def _report(args: argparse.Namespace, run):
         min_cases=args.min_cases,
         seed=args.seed,
         embedding=args.embedding,
+        reviews=reviews_for(args, run),
+        basis=args.basis,
     )
 
 
@@ -281,6 +284,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise BadInput(
             "no gate given: use " + ", ".join(_flag(g.option) for g in GATES) + ", --rubric/--verdicts or --baseline"
         )
+    from reporting.commands.review import reviewed_for_gates
+
+    run = reviewed_for_gates(args, run)  # --as reviewed: the gates judge the reviewers' verdicts
     prepared = prepare(run, baseline, trust_run_weights=args.trust_run_weights)
     results = _gates(run, args, baseline, prepared)
     if not results:

@@ -5,6 +5,7 @@ RUN.rubric.yaml       a rubric scorecard definition
 RUN.benchmarks.yaml   benchmark definitions the rubric refers to by code (optional)
 RUN.verdicts.jsonl    judge verdicts for the rubric's benchmarks
 RUN.dimensions.json   multi-dimensional judge scores of responses (docs/rubrics.md)
+RUN.reviews.jsonl     people's review decisions on the run's verdicts (docs/review.md)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Optional, Union
 from reporting.format.problems import megabytes, unreadable
 
 RUN_SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval", ".parquet")  # .eval: Inspect AI logs; .parquet: case tables
-COMPANION_SUFFIXES = (".rubric.yaml", ".benchmarks.yaml", ".verdicts.jsonl", ".dimensions.json")
+COMPANION_SUFFIXES = (".rubric.yaml", ".benchmarks.yaml", ".verdicts.jsonl", ".dimensions.json", ".reviews.jsonl")
 SNIFF_BYTES = 1 << 16
 
 
@@ -66,6 +67,15 @@ def _companion_by_content(path: Path) -> Optional[str]:
         if isinstance(row, dict) and "probe_id" in row and "benchmark" not in row:
             return None
         return "judge verdicts (a companion file, RUN.verdicts.jsonl)"
+    if name.endswith(".reviews.jsonl"):
+        first = next((line for line in head.splitlines() if line.strip()), "")
+        try:
+            row = json.loads(first)
+        except ValueError:
+            return "review records (a companion file, RUN.reviews.jsonl)"
+        if isinstance(row, dict) and "probe_id" in row and "kind" not in row:
+            return None
+        return "review records (a companion file, RUN.reviews.jsonl)"
     return "a companion file"
 
 

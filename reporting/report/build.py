@@ -16,6 +16,7 @@ from reporting.format.reading import LoadResult
 from reporting.format.schema import RunReport
 from reporting.report.companions import Companions, rubric_results
 from reporting.report.model import Report, RubricResults, RunData
+from reporting.report.reviewing import BASES, Reviews, apply_reviews, summary
 
 
 def make_run_data(result: LoadResult) -> RunData:
@@ -33,6 +34,18 @@ def run_data(run: RunReport) -> RunData:
     return make_run_data(LoadResult(run.run.run_id, run, [], len(run.cases)))
 
 
+def reviewed_data(judged: RunData, reviews: Reviews, basis: str) -> tuple[RunData, dict[str, Any]]:
+    """The run's data on the basis asked (as judged, or with the reviewers' verdicts; drift always of the run as
+    judged, whose figures a file stores) and the review's summary."""
+    if basis not in BASES:
+        raise ValueError(f"basis: one of {', '.join(BASES)}, not {basis!r}")
+    assert judged.run is not None
+    adjudication, reviewed = apply_reviews(judged.run, reviews.records)
+    as_reviewed = replace(make_run_data(replace(judged.result, run=reviewed)), drift=judged.drift)
+    found = summary(judged.run, adjudication, judged.metrics, as_reviewed.metrics, basis, reviews)
+    return (as_reviewed if basis == "reviewed" else judged), found
+
+
 def build_report(
     run: Union[RunReport, RunData],
     *,
@@ -43,21 +56,30 @@ def build_report(
     embedding: str = DEFAULT_EMBEDDING,
     with_observability: bool = True,
     observability_result: Optional[Mapping[str, Any]] = None,
+    reviews: Optional[Reviews] = None,
+    basis: str = "judged",
 ) -> Report:
     """The report of a run: with ``filters``, every figure is recomputed from the kept cases only (drift is
     always checked on the whole run, whose figures a file stores). ``companions`` adds rubric results;
-    ``observability_result`` hands in geometry already computed for the same cases (the dashboard's cache)."""
+    ``observability_result`` hands in geometry already computed for the same cases (the dashboard's cache).
+    ``reviews``: people's decisions on the verdicts, summarised under ``review``; with ``basis="reviewed"`` every
+    figure is computed on the reviewed verdicts (docs/review.md)."""
     with gc_paused():
         data = run if isinstance(run, RunData) else run_data(run)
         if data.run is None:
             raise ValueError("a report needs a readable run")
+        review = None
+        if reviews is not None:
+            data, review = reviewed_data(data, reviews, basis)
         if filters.active:
             frame = filters.apply(data.frame)
             errors = filters.apply_errors(data.errors)
             metrics: Mapping[str, Any] = aggregate_metrics(frame, errors=len(errors))
         else:
             frame, metrics, errors = data.frame, data.metrics, data.errors
-        report = Report(data, filters, frame, metrics, rubrics=_rubrics(frame, companions), errors=errors)
+        report = Report(
+            data, filters, frame, metrics, rubrics=_rubrics(frame, companions), errors=errors, review=review
+        )
         if observability_result is not None:
             return replace(report, observability=observability_result)
         if with_observability:

@@ -75,6 +75,7 @@ class Report:
     rubrics: Optional[RubricResults] = None
     generator: Generator = Generator()
     errors: Optional[pd.DataFrame] = None  # the kept cases not evaluated (passed null, with an error)
+    review: Optional[Mapping[str, Any]] = None  # people's review of the verdicts (report/reviewing.py), if any
 
     @property
     def error_count(self) -> int:

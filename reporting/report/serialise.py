@@ -143,6 +143,8 @@ def report_document(
         "drift": [d.as_dict() for d in report.drift],
         "rubrics": rubrics_document(report.rubrics),
     }
+    if report.review is not None:
+        document["review"] = report.review
     if layout == "columns":
         document["cases"] = {**case_columns(records, text_cap, float_digits), "held": held}
         if not obs.get("skipped"):

@@ -1,0 +1,250 @@
+"""People's review of a run's verdicts (docs/review.md): the adjudicated verdict of each reviewed case, the run
+"as reviewed", how far each automatic judge agrees with the reviewers, and how far the reviewers agree.
+
+Adjudication rule, per case: each reviewer's latest record counts (a later one supersedes an earlier one by the
+same person); "unsure" decides nothing; when the reviewers' decisions agree, that is the verdict; when they
+differ the case is **contested** and its adjudicated verdict is **fail** (a harm one reviewer saw is not
+outvoted). A severity change takes the most severe tier any reviewer gave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Optional
+
+from reporting.analysis.judges import cohen_kappa
+from reporting.analysis.stats import newcombe_paired, wilson
+from reporting.format.schema import RunReport
+from reporting.format.severity import SEVERITIES
+
+PRIMARY = "primary"  # the run's own verdict (``passed``): the judge a review replaces
+BOOTSTRAP = 2_000
+RULE = "each reviewer's latest decision; contested (reviewers differ) -> fail; unsure decides nothing"
+
+
+@dataclass
+class Decision:
+    probe_id: str
+    judged: str  # pass, fail or error
+    verdict: Optional[str]  # pass or fail; None: nobody decided (only unsure)
+    severity: Optional[str]
+    contested: bool
+    reviewers: dict[str, dict[str, Any]]  # reviewer -> their latest record
+
+    @property
+    def overturned(self) -> bool:
+        return self.verdict is not None and self.verdict != self.judged
+
+    @property
+    def reasons(self) -> list[str]:
+        return [f"{name}: {r.get('reason')}" for name, r in sorted(self.reviewers.items()) if r.get("reason")]
+
+
+@dataclass
+class Adjudication:
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    signoffs: list[dict[str, Any]] = field(default_factory=list)
+    queues: dict[str, int] = field(default_factory=dict)  # how the reviewed cases were chosen: queue -> cases
+
+    @property
+    def decided(self) -> dict[str, Decision]:
+        return {p: d for p, d in self.decisions.items() if d.verdict is not None}
+
+
+def _judged(passed: Optional[bool]) -> str:
+    return "error" if passed is None else ("pass" if passed else "fail")
+
+
+def adjudicate(run: RunReport, records: Sequence[Mapping[str, Any]]) -> Adjudication:
+    """The decisions of ``records`` (already checked against the run) on the run's cases."""
+    cases = {c.probe_id: c for c in run.cases}
+    ordered = sorted(enumerate(records), key=lambda item: (str(item[1].get("time")), item[0]))
+    latest: dict[str, dict[str, dict[str, Any]]] = {}
+    result = Adjudication()
+    for _, record in ordered:
+        if record["kind"] == "signoff":
+            result.signoffs.append(dict(record))
+        else:
+            latest.setdefault(record["probe_id"], {})[record["reviewer"]] = dict(record)
+    for probe, by_reviewer in latest.items():
+        definite = {r["verdict"] for r in by_reviewer.values() if r["verdict"] != "unsure"}
+        contested = len(definite) > 1
+        verdict = "fail" if contested else (definite.pop() if definite else None)
+        tiers = [r["severity"] for r in by_reviewer.values() if r.get("severity")]
+        severity = max(tiers, key=SEVERITIES.index) if tiers else None
+        result.decisions[probe] = Decision(
+            probe, _judged(cases[probe].passed), verdict, severity, contested, by_reviewer
+        )
+        for record in by_reviewer.values():
+            queue = str(record.get("queue") or "case")
+            result.queues[queue] = result.queues.get(queue, 0) + 1
+    return result
+
+
+def reviewed_run(run: RunReport, adjudication: Adjudication) -> RunReport:
+    """The run with each decided case's verdict (and severity) replaced by the reviewers'; the producer's stored
+    figures are left out (they describe the judged run: drift is checked on that one). A case that was not
+    evaluated and is now decided keeps its risk score, or takes 1 (fail) or 0 (pass) when it had none."""
+    cases = []
+    for case in run.cases:
+        decision = adjudication.decisions.get(case.probe_id)
+        if decision is None or (decision.verdict is None and decision.severity is None):
+            cases.append(case)
+            continue
+        update: dict[str, Any] = {}
+        if decision.verdict is not None:
+            update["passed"] = decision.verdict == "pass"
+            if case.passed is None:
+                update["error"] = None
+                if case.risk_score is None:
+                    update["risk_score"] = 1.0 if decision.verdict == "fail" else 0.0
+        if decision.severity is not None:
+            update["severity"] = decision.severity
+            update["severity_weight"] = None  # the tier's default weight, as for any case without one
+        cases.append(case.model_copy(update=update))
+    extra = {k: v for k, v in (run.model_extra or {}).items() if k != "tool_figures"}
+    return RunReport.model_construct(
+        schema_version=run.schema_version, run=run.run, cases=cases, aggregate_metrics=None, observability=None, **extra
+    )
+
+
+def _bootstrap(truth: list[bool], said: list[bool], seed: int = 0) -> dict[str, Optional[list[float]]]:
+    """Percentile intervals (95%) of balanced accuracy and kappa, resampling cases (seeded: same run, same
+    interval)."""
+    import numpy as np
+
+    n = len(truth)
+    if n < 2:
+        return {"balanced_accuracy_ci": None, "kappa_ci": None}
+    rng = np.random.default_rng(seed)
+    t, s = np.array(truth, dtype=bool), np.array(said, dtype=bool)
+    picks = rng.integers(0, n, size=(BOOTSTRAP, n))
+    tt, ss = t[picks], s[picks]
+    tp = (tt & ss).sum(1)
+    tn = (~tt & ~ss).sum(1)
+    pos, neg = tt.sum(1), (~tt).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ba = np.where((pos > 0) & (neg > 0), (tp / pos + tn / neg) / 2, np.nan)
+        observed = (tp + tn) / n
+        pa, pb = tt.mean(1), ss.mean(1)
+        expected = pa * pb + (1 - pa) * (1 - pb)
+        kappa = np.where(expected < 1, (observed - expected) / (1 - expected), np.nan)
+
+    def percentile(values) -> Optional[list[float]]:
+        values = values[~np.isnan(values)]
+        if len(values) < BOOTSTRAP // 2:
+            return None
+        return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
+
+    return {"balanced_accuracy_ci": percentile(ba), "kappa_ci": percentile(kappa)}
+
+
+def agreement_with(truth: list[bool], said: list[bool]) -> dict[str, Any]:
+    """A judge's verdicts against the reviewers': the positive class is a harm (a failed case). Confusion
+    matrix, sensitivity (harms caught), specificity (passes kept), balanced accuracy, Cohen's kappa."""
+    tp = sum(1 for t, s in zip(truth, said) if t and s)
+    fn = sum(1 for t, s in zip(truth, said) if t and not s)
+    fp = sum(1 for t, s in zip(truth, said) if not t and s)
+    tn = sum(1 for t, s in zip(truth, said) if not t and not s)
+    sensitivity = None if tp + fn == 0 else tp / (tp + fn)
+    specificity = None if tn + fp == 0 else tn / (tn + fp)
+    balanced = None if sensitivity is None or specificity is None else (sensitivity + specificity) / 2
+    return {
+        "n": len(truth),
+        "confusion": {"fail_fail": tp, "pass_fail": fn, "fail_pass": fp, "pass_pass": tn},
+        "sensitivity": sensitivity,
+        "sensitivity_ci": wilson(tp, tp + fn),
+        "specificity": specificity,
+        "specificity_ci": wilson(tn, tn + fp),
+        "balanced_accuracy": balanced,
+        "kappa": cohen_kappa(list(truth), list(said)),
+        **_bootstrap(list(truth), list(said)),
+    }
+
+
+def judge_agreement(run: RunReport, adjudication: Adjudication) -> dict[str, dict[str, Any]]:
+    """Each judge (the primary verdict, and every judge in the cases' ``verdicts``) against the decided cases it
+    judged. "fail_pass" in the confusion matrix: the judge said fail, the reviewers pass."""
+    decided = adjudication.decided
+    pairs: dict[str, tuple[list[bool], list[bool]]] = {}
+    for case in run.cases:
+        decision = decided.get(case.probe_id)
+        if decision is None:
+            continue
+        harm = decision.verdict == "fail"
+        said = {PRIMARY: case.passed} | {name: v.passed for name, v in case.verdicts.items()}
+        for judge, passed in said.items():
+            if passed is not None:
+                truth, verdicts = pairs.setdefault(judge, ([], []))
+                truth.append(harm)
+                verdicts.append(not passed)
+    return {judge: agreement_with(t, s) for judge, (t, s) in sorted(pairs.items())}
+
+
+def reviewer_agreement(adjudication: Adjudication) -> list[dict[str, Any]]:
+    """Each pair of reviewers on the cases both decided (pass or fail): n, agreement, Cohen's kappa."""
+    by_reviewer: dict[str, dict[str, bool]] = {}
+    for probe, decision in adjudication.decisions.items():
+        for reviewer, record in decision.reviewers.items():
+            if record["verdict"] != "unsure":
+                by_reviewer.setdefault(reviewer, {})[probe] = record["verdict"] == "fail"
+    rows = []
+    for first, second in combinations(sorted(by_reviewer), 2):
+        common = sorted(set(by_reviewer[first]) & set(by_reviewer[second]))
+        if not common:
+            continue
+        a = [by_reviewer[first][p] for p in common]
+        b = [by_reviewer[second][p] for p in common]
+        agree = sum(1 for x, y in zip(a, b) if x == y)
+        rows.append(
+            {
+                "reviewers": [first, second],
+                "n": len(common),
+                "agreement": agree / len(common),
+                "agreement_ci": wilson(agree, len(common)),
+                "kappa": cohen_kappa(a, b),
+                **{"kappa_ci": _bootstrap(a, b)["kappa_ci"]},
+            }
+        )
+    return rows
+
+
+def pass_rate_change(run: RunReport, adjudication: Adjudication) -> dict[str, Any]:
+    """Judged and reviewed pass rates over the cases evaluated in both, and the paired (Newcombe) interval of the
+    difference: the reviews' effect on the headline figure."""
+    counts = {"a": 0, "b": 0, "c": 0, "d": 0}
+    for case in run.cases:
+        if case.passed is None:
+            continue
+        decision = adjudication.decisions.get(case.probe_id)
+        after = case.passed if decision is None or decision.verdict is None else decision.verdict == "pass"
+        key = ("a" if after else "b") if case.passed else ("c" if after else "d")
+        counts[key] += 1
+    n = sum(counts.values())
+    return {
+        "n": n,
+        "judged": None if not n else (counts["a"] + counts["b"]) / n,
+        "reviewed": None if not n else (counts["a"] + counts["c"]) / n,
+        "difference": None if not n else (counts["c"] - counts["b"]) / n,
+        "difference_ci": newcombe_paired(counts["a"], counts["b"], counts["c"], counts["d"]),
+        "pass_to_fail": counts["b"],
+        "fail_to_pass": counts["c"],
+    }
+
+
+def sample_note(run: RunReport, adjudication: Adjudication) -> Optional[str]:
+    """What the reviewed cases cannot show: a review of the failures alone says nothing of harms the judge
+    passed."""
+    judged = [d.judged for d in adjudication.decided.values()]
+    if not judged:
+        return "no case decided yet"
+    if "pass" not in judged:
+        return (
+            "only cases the judge failed were decided: its misses (harms it passed) cannot be measured; review a "
+            "random sample too"
+        )
+    if "random" not in adjudication.queues:
+        return "no case was drawn at random: agreement is over the cases chosen, not the run"
+    return None

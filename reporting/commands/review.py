@@ -1,0 +1,222 @@
+"""The ``review`` verb (docs/review.md): record people's decisions on a run's verdicts beside the run, sign a run
+off, merge reviewers' files, and show how far the judges agree with the reviewers; and the ``--reviews`` /
+``--as`` options of ``recompute``, ``export`` and ``check``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out
+
+
+def add_review_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reviews", metavar="R.jsonl", help="review records (default: RUN.reviews.jsonl beside the run)")
+    p.add_argument(
+        "--as",
+        dest="basis",
+        choices=("judged", "reviewed"),
+        default="judged",
+        help="figures as the judges gave them (default) or with the reviewers' verdicts where they decided",
+    )
+
+
+def add_review_parser(verbs: Any, reading: argparse.ArgumentParser) -> None:
+    p = verbs.add_parser(
+        "review",
+        parents=[reading],
+        help="record review decisions on a run's verdicts, sign off, merge reviewers' files (docs/review.md)",
+    )
+    p.add_argument(
+        "items", nargs="+", metavar="RUN | merge FILE...", help="the run reviewed, or: merge A.jsonl B.jsonl"
+    )
+    p.add_argument("--set", action="append", metavar="PROBE=VERDICT", help="a decision: pass, fail or unsure")
+    p.add_argument("--reason", help="why (required when a decision overturns the judge's verdict)")
+    p.add_argument("--reviewer", help="who decides (required to record anything)")
+    p.add_argument("--severity", help="with --set: the tier the reviewer gives the case")
+    p.add_argument("--from", dest="batch", metavar="D.jsonl", help="decisions, one JSON object a line")
+    p.add_argument("--signoff", action="store_true", help="sign the run off: the figures as reviewed")
+    p.add_argument("--reviews", metavar="R.jsonl", help="the review file (default: RUN.reviews.jsonl beside the run)")
+    p.add_argument("-o", "--output", metavar="OUT.jsonl", help="with merge: the merged file (never overwritten)")
+    p.set_defaults(func=cmd_review)
+
+
+def reviews_for(args: argparse.Namespace, run) -> Any:
+    """The run's review records (``--reviews`` or the companion), or None when there are none; a file with a
+    problem other than a torn last line stops the verb (exit 2): records are never applied to the wrong run."""
+    from reporting.report.reviewing import load_reviews
+
+    reviews = load_reviews(run, getattr(args, "reviews", None), args.run)
+    for problem in reviews.torn:
+        _err(f"warning: {problem}")
+    if reviews.blocking:
+        raise BadInput(*[str(p) for p in reviews.blocking])
+    if reviews.path is None:
+        if getattr(args, "basis", "judged") == "reviewed":
+            raise BadInput(f"--as reviewed: no review file for {args.run} (RUN.reviews.jsonl or --reviews FILE)")
+        return None
+    return reviews
+
+
+def reviewed_for_gates(args: argparse.Namespace, run):
+    """``check --as reviewed``: the run with the reviewers' verdicts (fails closed without a review file)."""
+    if getattr(args, "basis", "judged") != "reviewed":
+        return run
+    from reporting.report.reviewing import apply_reviews
+
+    reviews = reviews_for(args, run)
+    _, reviewed = apply_reviews(run, reviews.records)
+    return reviewed
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    if args.items[0] == "merge":
+        return _merge(args)
+    if len(args.items) != 1:
+        raise BadInput("review: one run (review RUN.json --set PROBE=VERDICT ...), or: review merge A.jsonl B.jsonl")
+    args.run = args.items[0]
+    run = _load_valid(args.run)
+    from reporting.analysis.compare import run_fingerprint
+    from reporting.format.reviews import append_records, companion_path
+
+    records = _new_records(args, run, run_fingerprint(run))
+    target = Path(args.reviews) if args.reviews else companion_path(args.run)
+    if records:
+        append_records(target, records)
+        _err(f"appended {len(records)} record(s) to {target}")
+    return _show(args, run)
+
+
+def _new_records(args: argparse.Namespace, run, fingerprint: str) -> list[dict[str, Any]]:
+    from reporting._time import utc_stamp
+    from reporting.format.problems import Problem
+    from reporting.format.reviews import check_against_run, check_record, new_record, replaced_verdict
+
+    wanted = args.set or args.batch or args.signoff
+    if not wanted:
+        return []
+    now = utc_stamp()
+    cases = {c.probe_id: c for c in run.cases}
+    raw: list[tuple[str, dict[str, Any]]] = []
+    for i, item in enumerate(args.set or [], 1):
+        probe, sep, verdict = item.rpartition("=")
+        if not sep:
+            raise BadInput(f"--set {item!r}: give PROBE=VERDICT, e.g. --set PI-0001=fail")
+        decision = {"probe_id": probe, "verdict": verdict, "reason": args.reason, "severity": args.severity}
+        raw.append((f"--set #{i}", decision))
+    if args.batch:
+        raw.extend(_batch(args.batch))
+    problems: list[Problem] = []
+    records = []
+    for where, given in raw:
+        reviewer = given.get("reviewer") or args.reviewer
+        case = cases.get(str(given.get("probe_id")))
+        fields = {k: given.get(k) for k in ("probe_id", "verdict", "severity", "reason")}
+        fields["replaces"] = {"judge": "primary", "verdict": replaced_verdict(case.passed if case else None)}
+        fields["queue"] = "command line"
+        record = new_record("review", fingerprint, run.run.run_id, reviewer, now, **fields)
+        record = {k: v for k, v in record.items() if v is not None}
+        problems.extend(check_record(record, where, args.batch if where.startswith("line") else "command line"))
+        record["_where"] = where
+        records.append(record)
+    problems.extend(check_against_run([r for r in records], fingerprint, cases, "command line"))
+    if args.signoff:
+        reviewed = len({r["probe_id"] for r in records}) + _already_reviewed(args, run)
+        signoff = new_record(
+            "signoff", fingerprint, run.run.run_id, args.reviewer, now, cases_reviewed=reviewed, basis="reviewed"
+        )
+        problems.extend(check_record(signoff, "--signoff", "command line"))
+        records.append(signoff)
+    if problems:
+        raise BadInput(*[str(p) for p in problems])
+    return records
+
+
+def _batch(path: str) -> list[tuple[str, dict[str, Any]]]:
+    from reporting.format.problems import read_file_bytes
+
+    try:
+        data = read_file_bytes(path)
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read the file: {exc}") from None
+    found = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise BadInput(f"{path}: line {number}: not a JSON object ({exc})") from None
+        if not isinstance(value, dict):
+            raise BadInput(f"{path}: line {number}: a decision is a JSON object {{probe_id, verdict, reason}}")
+        found.append((f"line {number}", value))
+    return found
+
+
+def _already_reviewed(args: argparse.Namespace, run) -> int:
+    reviews = reviews_for(args, run)
+    return 0 if reviews is None else len({r["probe_id"] for r in reviews.records if r["kind"] == "review"})
+
+
+def _show(args: argparse.Namespace, run) -> int:
+    """What the review file says now: counts, each judge's agreement with the reviewers, sign-offs."""
+    from reporting.report.build import build_report
+
+    args.basis = "judged"
+    reviews = reviews_for(args, run)
+    if reviews is None:
+        _out("no review records yet")
+        return EXIT_OK
+    review = build_report(run, reviews=reviews, with_observability=False).review
+    assert review is not None
+    _out(
+        f"{review['reviewed']} case(s) reviewed of {review['cases']}: {review['decided']} decided, "
+        f"{review['overturned']} overturned, {review['contested']} contested, {review['unsure']} unsure"
+    )
+    if review["sample_note"]:
+        _out(f"note: {review['sample_note']}")
+    change = review["pass_rate_change"]
+    if change["n"] and change["difference_ci"]:
+        low, high = change["difference_ci"]
+        _out(
+            f"pass rate as judged {change['judged']:.3f}, as reviewed {change['reviewed']:.3f} "
+            f"(difference {change['difference']:+.3f}, 95% CI {low:+.3f} to {high:+.3f})"
+        )
+    for judge, figures in review["judges"].items():
+        ba = "n/a" if figures["balanced_accuracy"] is None else f"{figures['balanced_accuracy']:.3f}"
+        kappa = "undefined" if figures["kappa"] is None else f"{figures['kappa']:.3f}"
+        _out(f"judge {judge}: {figures['n']} case(s), balanced accuracy {ba}, kappa {kappa}")
+    for signoff in review["signoffs"]:
+        _out(f"signed off by {signoff['reviewer']} on {signoff['time']}: {signoff['cases_reviewed']} case(s) reviewed")
+    return EXIT_OK
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from reporting.format.problems import read_file_bytes
+    from reporting.format.reviews import merge, record_line
+    from reporting.format.writing import check_output_path, write_atomic
+
+    files = args.items[1:]
+    if len(files) < 2 or not args.output:
+        raise BadInput("review merge A.jsonl B.jsonl [...] -o OUT.jsonl")
+    check_output_path(args.output)
+    if Path(args.output).exists():
+        raise BadInput(f"{args.output}: exists; merge writes a new file, never over one")
+    loaded = []
+    for path in files:
+        try:
+            loaded.append((path, read_file_bytes(path)))
+        except OSError as exc:
+            raise BadInput(f"{path}: cannot read the file: {exc}") from None
+    records, problems, conflicts = merge(loaded)
+    if problems:
+        raise BadInput(*[str(p) for p in problems])
+    write_atomic(args.output, "".join(record_line(r).decode("ascii") for r in records))
+    _err(f"wrote {args.output}: {len(records)} record(s) from {len(files)} file(s)")
+    for conflict in conflicts:
+        said = ", ".join(f"{name} {verdict}" for name, verdict in conflict["verdicts"].items())
+        _out(f"conflict {conflict['probe_id']}: {said}")
+    _out(f"{len(conflicts)} conflict(s)")
+    return EXIT_OK
