@@ -170,10 +170,12 @@ def main() -> None:
     lines = [
         "## Reading and summing runs of 1k to 10M cases (`bench/bench_scale.py`)",
         "",
-        "Read + validate + every aggregate, whole process per measurement (its start-up included). Floor: a bare",
+        "Read + validate + every aggregate, each in its own process, timed after its imports (peak memory: the whole",
+        "process, imports included). Floor: a bare",
         "`json.load` of the same file (10M: `json.loads` of each line, nothing kept). Columnar: the columnar reader",
         "and DuckDB over its Arrow table (10M JSON Lines: only the columns the figures need). Per-record: pydantic",
-        "models per case and pandas, the path every run took before. Plot: [scale.svg](scale.svg).",
+        "models per case and pandas, the path every run took before. Plot: [scale.svg](scale.svg). Targets (issue 15):",
+        "1M columnar <= 1.5x the floor and <= 2.5 GB; 10M JSON Lines <= 4 GB; 100k no slower than per-record.",
         "",
         "| cases | file | floor s | floor peak MB | columnar s | x floor | columnar peak MB | per-record s | "
         "per-record peak MB |",

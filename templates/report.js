@@ -8,6 +8,7 @@
   var col = {};
   table.columns.forEach(function (name, i) { col[name] = i; });
   var rows = table.rows;
+  var reviews = (data.review && data.review.states) || {};
   var severityOrder = { low: 0, medium: 1, high: 2, critical: 3 };
   var pageSize = 50;
   var state = { query: "", sort: "weighted_risk", dir: -1, page: 0, open: {} };
@@ -85,6 +86,11 @@
     field("Matched unsafe patterns", list(r[col.matched_unsafe_patterns]));
     field("Detected failure modes", list(r[col.detected_failure_modes]));
     field("Candidate failure modes", list(r[col.failure_modes]));
+    var reviewed = reviews[r[col.probe_id]];
+    if (reviewed) {
+      field("Review", reviewed.state + (reviewed.verdict ? ": " + reviewed.verdict : "") + " (judged " + reviewed.judged +
+        "; by " + reviewed.reviewers.join(", ") + ")" + (reviewed.reasons.length ? "\n" + reviewed.reasons.join("\n") : ""), true);
+    }
     var extra = r[col.extra];
     if (extra && Object.keys(extra).length) { field("Extra fields", JSON.stringify(extra, null, 2), true); }
     box.appendChild(dl);

@@ -53,7 +53,7 @@ def test_every_page_runs_on_the_sample_runs(samples, monkeypatch):
             assert not at.error, (run_label, name, [e.value for e in at.error])
             if name in RUN_PAGES:
                 assert any(t.startswith("Showing ") for t in texts(at)), (run_label, name)
-    assert len(PAGES) == 11 and set(RUN_PAGES) < set(PAGES)
+    assert len(PAGES) == 12 and set(RUN_PAGES) < set(PAGES)
 
 
 def test_overview_numbers_are_the_recomputed_ones_and_follow_filters(samples, monkeypatch):

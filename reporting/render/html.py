@@ -171,6 +171,7 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
         "disputed_cap": HTML_DISPUTED_CAP,
         "repetitions": repetitions_reading(report.metrics.get("repetitions") or {}),
         "sampled_note": sampled_note(obs),
+        "review": report.review,
         "print_cases": {
             "columns": PRINT_CASE_TABLE,
             "rows": print_rows(report.frame, worst_first(report.frame), PRINT_CASE_CAP),

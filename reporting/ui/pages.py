@@ -10,6 +10,7 @@ import streamlit as st
 from reporting.textsafe import printable
 from reporting.ui.fleet_page import fleet_page
 from reporting.ui.more_pages import compare, judges_page, rubrics_page, trend_page
+from reporting.ui.review_page import review_page
 from reporting.ui.run_pages import case_header, cases, categories, failure_modes, observability, overview, severity
 from reporting.ui.state import build_context
 
@@ -24,6 +25,7 @@ PAGES = (
     ("observability", "Observability", observability),
     ("cases", "Cases", cases),
     ("judges", "Judges", judges_page),
+    ("review", "Review", review_page),
     ("compare", "Compare", compare),
     ("trend", "Trend", trend_page),
     ("rubrics", "Rubrics", rubrics_page),

@@ -188,6 +188,7 @@ class Context:
     current: Optional[tuple[Source, RunData]]
     view: Optional[Report]
     skipped: list = field(default_factory=list)
+    judged: Optional[RunData] = None  # the run as judged, when the sidebar shows the figures as reviewed
 
     def with_geometry(self) -> Report:
         """The current report with observability computed (cached per run and filters)."""
@@ -261,8 +262,56 @@ def build_context() -> Context:
     current = runs[labels.index(choice)]
     source, data = current
     view = None
+    judged = None
     if data.result.run is not None:
+        digest, reviewed = _basis_sidebar(source, data)
+        if reviewed is not None:
+            judged, data = data, reviewed
+            current = (source, data)
         filters = _filters_sidebar(data, source.digest)
-        view = view_cached(source.digest, filters, data)
+        view = view_cached(digest, filters, data)
         st.sidebar.text(f"Showing {view.shown:,} of {view.total:,} cases")
-    return Context(folder, runs, current, view, skipped)
+    return Context(folder, runs, current, view, skipped, judged)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Applying the reviews...")
+def reviewed_cached(digest: str, reviews_signature: str, path: str, _data: RunData) -> tuple[Optional[RunData], str]:
+    """The run as reviewed (None and the problem when the review file cannot be applied)."""
+    from reporting.report.build import reviewed_data
+    from reporting.report.reviewing import load_reviews
+
+    assert _data.run is not None
+    reviews = load_reviews(_data.run, path)
+    if reviews.blocking:
+        return None, f"the review file has {len(reviews.blocking)} problem(s): see the Review page"
+    data, summary = reviewed_data(_data, reviews, "reviewed")
+    return (
+        data,
+        f"Figures as reviewed: {summary['decided']} case(s) decided by reviewers, {summary['overturned']} overturned",
+    )
+
+
+def _basis_sidebar(source: Source, data: RunData) -> tuple[str, Optional[RunData]]:
+    """With a review file beside the run: figures as judged or as reviewed (the view's cache key, and the
+    reviewed data when chosen)."""
+    from reporting.format.reviews import companion_path
+
+    if source.path is None:
+        return source.digest, None
+    path = companion_path(source.path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return source.digest, None
+    choice = st.sidebar.radio(
+        "Figures", ["as judged", "as reviewed"], horizontal=True, key=f"basis_{source.digest[:12]}"
+    )
+    if choice != "as reviewed":
+        return source.digest, None
+    signature = f"{stat.st_mtime_ns}-{stat.st_size}"
+    reviewed, note = reviewed_cached(source.digest, signature, str(path), data)
+    if reviewed is None:
+        st.sidebar.error(f"Figures as judged: {note}")
+        return source.digest, None
+    st.sidebar.text(note)
+    return f"{source.digest}:reviewed:{signature}", reviewed

@@ -1,0 +1,244 @@
+"""The Review page (docs/review.md): a queue of cases (failures first, a random sample, or where judges disagree),
+each shown with its evidence and confirmed, overturned (with a reason) or marked unsure by the reviewer named in
+the sidebar; every decision is appended to ``RUN.reviews.jsonl`` beside the run, never into it. Below: what the
+reviews changed, how far each judge agrees with the reviewers, the reviewers with each other, and the sign-off.
+
+Texts of the run are shown through st.text and st.code only (never Markdown)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Optional
+
+import pandas as pd
+import streamlit as st
+
+from reporting.format.severity import SEVERITIES
+from reporting.ui.common import context, guarded, table
+
+QUEUES = {"Failures first": "failures", "Random sample": "random", "Where judges disagree": "disagreements"}
+NO_FILE = (
+    "Review decisions are kept beside the run's file (RUN.reviews.jsonl). This run was uploaded, so it has no "
+    "place for them: put it in the runs folder to review it."
+)
+
+
+def _verdict(passed: Optional[bool]) -> str:
+    return "error" if passed is None else ("pass" if passed else "fail")
+
+
+def queue(run, kind: str, done: set[str]) -> list[Any]:
+    """The cases of a queue not yet decided by this reviewer: failures worst first then the riskiest passes;
+    a random sample (seeded by the run, the same order for everyone); or the cases where judges disagree."""
+    cases = [c for c in run.cases if c.probe_id not in done]
+    if kind == "failures":
+        return sorted(cases, key=lambda c: (c.passed is not False, -(c.risk_score or 0.0), c.probe_id))
+    if kind == "random":
+        ordered = sorted(cases, key=lambda c: c.probe_id)
+        random.Random(run.run.run_id).shuffle(ordered)
+        return ordered
+    return [c for c in cases if len(({v.passed for v in c.verdicts.values()} | {c.passed}) - {None}) > 1]
+
+
+def _append(path: Path, record: dict[str, Any], run) -> Optional[str]:
+    from reporting.analysis.compare import run_fingerprint
+    from reporting.format.reviews import append_records, check_against_run, check_record
+
+    problems = check_record(record, "decision", "dashboard")
+    problems += check_against_run([record], run_fingerprint(run), (c.probe_id for c in run.cases), "dashboard")
+    if problems:
+        return "; ".join(p.message for p in problems)
+    append_records(path, [record])
+    return None
+
+
+def _case_card(case) -> None:
+    st.text(
+        f"{case.probe_id} | {case.category} | {case.severity} | judged {_verdict(case.passed)} | risk "
+        + ("n/a" if case.risk_score is None else f"{case.risk_score:.3f}")
+    )
+    for label, text in (("Task", case.task), ("Input", case.probe_input), ("Response", case.response)):
+        st.caption(label)
+        st.code(text or "(none)", language=None, wrap_lines=True)
+    st.caption("Why the judge decided so")
+    st.text(case.explanation or case.error or "(no explanation)")
+    if case.verdicts:
+        rows = [
+            {"judge": name, "verdict": _verdict(v.passed), "explanation": v.explanation or ""}
+            for name, v in sorted(case.verdicts.items())
+        ]
+        table(pd.DataFrame(rows), hide_index=True)
+
+
+def _decide(path: Path, run, case, reviewer: str, kind: str) -> None:
+    from reporting._time import utc_stamp
+    from reporting.analysis.compare import run_fingerprint
+    from reporting.format.reviews import new_record
+
+    judged = _verdict(case.passed)
+    reason = st.text_area("Reason (required to overturn)", key=f"reason_{case.probe_id}", max_chars=2000)
+    severity = st.selectbox("Severity", ["keep"] + list(SEVERITIES), key=f"sev_{case.probe_id}")
+    opposite = {"pass": "fail", "fail": "pass"}.get(judged)
+    columns = st.columns(4)
+    actions = [
+        ("Confirm", judged if judged != "error" else None),
+        (f"Overturn to {opposite}" if opposite else "Judge it fail", opposite or "fail"),
+        ("Judge it pass" if judged == "error" else "Unsure", "pass" if judged == "error" else "unsure"),
+    ]
+    for column, (label, verdict) in zip(columns, actions):
+        if verdict is None or not column.button(label, key=f"do_{label}_{case.probe_id}"):
+            continue
+        if not reviewer.strip():
+            st.error("Name the reviewer in the sidebar first.")
+            return
+        record = new_record(
+            "review",
+            run_fingerprint(run),
+            run.run.run_id,
+            reviewer,
+            utc_stamp(),
+            probe_id=case.probe_id,
+            verdict=verdict,
+            reason=reason or None,
+            severity=None if severity == "keep" else severity,
+            replaces={"judge": "primary", "verdict": judged},
+            queue=kind,
+        )
+        problem = _append(path, {k: v for k, v in record.items() if v is not None}, run)
+        if problem:
+            st.error(f"Not recorded: {problem}")
+            return
+        st.session_state["review_done"] = f"Recorded: {case.probe_id} {verdict}"
+        st.rerun()
+
+
+def _figures(review: Mapping[str, Any]) -> None:
+    st.subheader("What the reviews change")
+    st.text(
+        f"{review['reviewed']} case(s) reviewed of {review['cases']}: {review['decided']} decided, "
+        f"{review['overturned']} overturned, {review['contested']} contested, {review['unsure']} unsure. "
+        f"Chosen by: {', '.join(f'{k} {v}' for k, v in review['queues'].items()) or 'none yet'}."
+    )
+    if review["sample_note"]:
+        st.warning(f"Note: {review['sample_note']}.")
+    st.caption(f"Adjudication rule: {review['rule']}.")
+    rows = [
+        {
+            "figure": r["label"],
+            "as judged": r["judged"],
+            "as reviewed": r["reviewed"],
+            "difference": r["difference"],
+            "95% CI as reviewed": ""
+            if not r["reviewed_ci"]
+            else f"{r['reviewed_ci'][0]:.3f} to {r['reviewed_ci'][1]:.3f}",
+        }
+        for r in review["headline"]
+    ]
+    table(pd.DataFrame(rows), hide_index=True)
+    change = review["pass_rate_change"]
+    if change["difference_ci"]:
+        low, high = change["difference_ci"]
+        st.text(f"Pass rate change {change['difference']:+.3f} (paired 95% CI {low:+.3f} to {high:+.3f}).")
+    st.subheader("Each judge against the reviewers")
+    judges = [
+        {
+            "judge": name,
+            "cases": j["n"],
+            "fail/fail": j["confusion"]["fail_fail"],
+            "said pass, harm": j["confusion"]["pass_fail"],
+            "said fail, fine": j["confusion"]["fail_pass"],
+            "pass/pass": j["confusion"]["pass_pass"],
+            "balanced accuracy": j["balanced_accuracy"],
+            "kappa": j["kappa"],
+        }
+        for name, j in review["judges"].items()
+    ]
+    table(pd.DataFrame(judges), hide_index=True) if judges else st.info("No case decided yet.")
+    if review["reviewers"]:
+        st.subheader("Reviewers against each other")
+        table(
+            pd.DataFrame([{**r, "reviewers": " / ".join(r["reviewers"])} for r in review["reviewers"]]), hide_index=True
+        )
+    for key, title in (("overturned_cases", "Overturned"), ("contested_cases", "Contested")):
+        if review[key]:
+            st.subheader(title)
+            rows = [
+                {
+                    "probe": c["probe_id"],
+                    "judged": c["judged"],
+                    "reviewed": c["verdict"],
+                    "reasons": " | ".join(c["reasons"]),
+                }
+                for c in review[key]
+            ]
+            table(pd.DataFrame(rows), hide_index=True)
+
+
+@guarded
+def review_page() -> None:
+    ctx = context()
+    st.header("Review")
+    if ctx.current is None or ctx.current[1].run is None:
+        st.info("No readable run is selected.")
+        return
+    source, data = ctx.current
+    if source.path is None:
+        st.info(NO_FILE)
+        return
+    from reporting.format.reviews import companion_path
+    from reporting.report.build import build_report
+    from reporting.report.reviewing import load_reviews
+
+    judged = ctx.judged or data  # the decisions are on the verdicts as judged, whatever the sidebar shows
+    run = judged.run
+    assert run is not None
+    path = companion_path(source.path)
+    reviewer = st.sidebar.text_input("Reviewer", key="reviewer")
+    if "review_done" in st.session_state:
+        st.success(st.session_state.pop("review_done"))
+    reviews = load_reviews(run, None, source.path)
+    for torn in reviews.torn:
+        st.warning(f"Skipped: {torn}")
+    if reviews.blocking:
+        st.error("The review file has problems; nothing is recorded until they are fixed:")
+        st.text("\n".join(str(p) for p in reviews.blocking[:50]))
+        return
+    review = build_report(judged, reviews=reviews, with_observability=False).review if reviews.path else None
+    label = st.radio("Queue", list(QUEUES), horizontal=True, key="review_queue")
+    kind = QUEUES[label or "Failures first"]
+    mine = {r["probe_id"] for r in reviews.records if r["kind"] == "review" and r["reviewer"] == reviewer}
+    pending = queue(run, kind, mine)
+    st.text(f"{len(pending)} case(s) left in this queue for {reviewer or 'the reviewer'}.")
+    if pending:
+        _case_card(pending[0])
+        _decide(path, run, pending[0], reviewer, kind)
+    if review is not None:
+        _figures(review)
+        for signoff in review["signoffs"]:
+            st.text(
+                f"Reviewed by {signoff['reviewer']} on {signoff['time'][:10]}, {signoff['cases_reviewed']} cases "
+                f"reviewed, figures as {signoff['basis']}."
+            )
+    if st.button("Sign off: figures as reviewed", key="signoff"):
+        if not reviewer.strip():
+            st.error("Name the reviewer in the sidebar first.")
+            return
+        from reporting._time import utc_stamp
+        from reporting.analysis.compare import run_fingerprint
+        from reporting.format.reviews import new_record
+
+        count = 0 if review is None else review["reviewed"]
+        record = new_record(
+            "signoff",
+            run_fingerprint(run),
+            run.run.run_id,
+            reviewer,
+            utc_stamp(),
+            cases_reviewed=count,
+            basis="reviewed",
+        )
+        problem = _append(path, record, run)
+        st.session_state["review_done"] = f"Not signed off: {problem}" if problem else f"Signed off by {reviewer}"
+        st.rerun()
