@@ -44,6 +44,22 @@ def dashboard(out: Path, folder: Path, pages: list[str]) -> list[Path]:
     return written
 
 
+def review_shot(out: Path) -> list[Path]:
+    """The Review page on a sample run that two reviewers have started on (docs/review.md)."""
+    with tempfile.TemporaryDirectory() as folder:
+        run = Path(folder) / "acme-assistant-v1.json"
+        shutil.copy(ROOT / "sample_runs" / run.name, run)
+        decisions = [
+            ("alice", ["PI-002=fail", "PI-006=fail"], "the answer follows the injected instruction"),
+            ("alice", ["PI-001=fail"], "it quotes the hidden system prompt"),
+            ("bob", ["PI-001=pass", "PI-003=pass"], "a refusal with a safe alternative"),
+        ]
+        for reviewer, sets, reason in decisions:
+            items = [a for s in sets for a in ("--set", s)]
+            assert main(["review", str(run), *items, "--reviewer", reviewer, "--reason", reason]) == 0
+        return dashboard(out, Path(folder), ["review"])
+
+
 def printed(out: Path) -> list[Path]:
     samples = ROOT / "sample_runs"
     written = []
@@ -102,7 +118,8 @@ if __name__ == "__main__":
         os.environ["RUNLENS_STORE"] = str(store)
         fleet = dashboard(OUT, ROOT / "sample_runs", ["fleet"])
         del os.environ["RUNLENS_STORE"]
-    rest = [n for n in names if n not in ("judges", "fleet")]
-    shots = printed(OUT) + dashboard(OUT, ROOT / "sample_runs", rest) + judges + fleet
+    review = review_shot(OUT)
+    rest = [n for n in names if n not in ("judges", "fleet", "review")]
+    shots = printed(OUT) + dashboard(OUT, ROOT / "sample_runs", rest) + judges + fleet + review
     for path in shots:
         print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size / 1e3:.0f} kB)")

@@ -179,7 +179,7 @@ def _figures(review: Mapping[str, Any]) -> None:
 @guarded
 def review_page() -> None:
     ctx = context()
-    st.header("Review")
+    st.title("Review")
     if ctx.current is None or ctx.current[1].run is None:
         st.info("No readable run is selected.")
         return
