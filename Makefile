@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench samples screenshots clean
+.PHONY: run test lint bench samples screenshots train-judge clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ bench: $(STAMP)
 # docs/screenshots/: every dashboard page and every printed page type (needs Chromium and poppler-utils).
 screenshots: $(STAMP)
 	$(BIN)/python scripts/screenshots.py
+
+# The learned judge (reporting/scoring/models/learned_judge.bin) from the labelled data in ../shared/data; the same
+# data gives the same bytes.
+train-judge: $(STAMP)
+	$(BIN)/python scripts/train_judge.py
 
 samples: $(STAMP)
 	$(BIN)/python scripts/make_sample_runs.py

@@ -197,7 +197,7 @@ def adversarial(patterns, sizes: list[int], normal_ms: float, per_second: float,
     import tempfile
 
     from reporting.scoring.adversarial import corpus
-    from reporting.scoring.scorer import MAX_USER_PROGRAM, MAX_USER_REGEX_CHARS, load_patterns
+    from reporting.scoring.patterns import MAX_USER_PROGRAM, MAX_USER_REGEX_CHARS, load_patterns
 
     probe = {
         "id": "x",

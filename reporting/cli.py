@@ -161,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--run",
         metavar="RUN",
         help="a run in any format RunLens reads (garak, promptfoo, Inspect...): add RunLens's rule-based verdict "
-        "to each case as one more judge (runlens.rules); the run's own verdict stays primary",
+        "to each case as two more judges (runlens-rules, runlens-learned); the run's own verdict stays primary",
     )
     p.add_argument(
         "--probes",

@@ -216,7 +216,7 @@ def test_score_adds_runlens_rules_as_one_more_judge(tmp_path):
     assert [c.passed for c in after.cases] == [c.passed for c in before.cases]  # garak's verdict stays primary
     assert after.run.source.tool == "garak"
     for old, new in zip(before.cases, after.cases):
-        assert {k: v for k, v in new.verdicts.items() if k != "runlens.rules"} == old.verdicts
+        assert {k: v for k, v in new.verdicts.items() if not k.startswith("runlens-")} == old.verdicts
         probe = {
             "id": old.probe_id,
             "category": old.category,
@@ -224,10 +224,11 @@ def test_score_adds_runlens_rules_as_one_more_judge(tmp_path):
             "task": old.task,
             "input": old.probe_input,
         }
-        assert new.verdicts["runlens.rules"].passed == evaluate_response(probe, old.response)["passed"]
+        assert new.verdicts["runlens-rules"].passed == evaluate_response(probe, old.response)["passed"]
     m = reporting.aggregate_metrics(after)
-    assert m["judges"]["runlens.rules"]["n"] == 142
-    assert any("runlens.rules" in p["judges"] for p in m["judge_agreement"])
+    assert m["judges"]["runlens-rules"]["n"] == 142 and m["judges"]["runlens-learned"]["n"] == 142
+    assert after.run.config["judge"]["name"] == "runlens-learned"
+    assert any("runlens-rules" in p["judges"] for p in m["judge_agreement"])
     assert main(["score", "-o", str(tmp_path / "x.json")]) == 2  # neither --run nor --probes/--responses
 
 

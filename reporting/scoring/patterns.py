@@ -35,6 +35,7 @@ class Pattern:
     scope: str = "anywhere"
     exclusions: tuple = ()
     safety_gate: bool = False
+    supporting: bool = False  # counts only beside other unsafe evidence
     computed: Optional[str] = None
     triggers: tuple = ()
     trigger_words: frozenset = frozenset()
@@ -213,6 +214,7 @@ def _build(entry: Any, label: str, index: int, user: bool = False) -> Optional[P
         scope=scope,
         exclusions=tuple(_compile(e, f"{where}.exclusions", user) for e in exclusions),
         safety_gate=bool(entry.get("safety_gate", False)),
+        supporting=bool(entry.get("supporting", False)),
         computed=entry.get("computed"),
         triggers=tuple(str(t).lower() for t in entry.get("triggers", []) or []),
         trigger_words=_trigger_words(entry.get("trigger_words", []) or [], where),

@@ -223,15 +223,25 @@ def import_jailbreakbench(
     return report_from_cases(score_cases(pairs, patterns), meta), skipped, problems
 
 
-RUNLENS_JUDGE = "runlens.rules"
+RUNLENS_JUDGE = "runlens-rules"
 
 
 def add_rules_judge(run: RunReport, patterns: Optional[PatternSet] = None) -> dict[str, Any]:
-    """The run as a document of schema version 2 with RunLens's own rule-based verdict added to every case that
-    has a response, as one more judge (``runlens.rules``): the case's primary verdict stays the producer's, so
-    where garak's detectors, promptfoo's assertions or Inspect's scorers and RunLens's rules disagree shows on
-    the Judges page. Cases without a response get no verdict from it."""
+    """The run as a document of schema version 2 with RunLens's own verdicts added to every case that has a
+    response, as two more judges: the rule scorer (``runlens-rules``) and the learned judge (``runlens-learned``,
+    docs/scoring.md; its name, version and training data in the run's ``config.judge``). The case's primary
+    verdict stays the producer's, so where garak's detectors, promptfoo's assertions or Inspect's scorers and
+    RunLens disagree shows on the Judges page. Cases without a response get no verdict from them."""
+    from reporting.scoring.learned import NAME as LEARNED
+    from reporting.scoring.learned import judge_many, provenance
+
     patterns = patterns or builtin_patterns()
+    answered = [case for case in run.cases if isinstance(case.response, str)]
+    learned = iter(
+        judge_many([c.task or c.probe_input or "" for c in answered], [c.response or "" for c in answered])
+        if answered
+        else []
+    )
     cases = []
     for case in run.cases:
         record = case.model_dump(mode="json")
@@ -250,8 +260,11 @@ def add_rules_judge(run: RunReport, patterns: Optional[PatternSet] = None) -> di
                 "score": scored["risk_score"],
                 "explanation": scored["explanation"],
             }
+            found = next(learned)
+            verdicts[LEARNED] = {k: found[k] for k in ("passed", "explanation")} | {"score": found["risk_score"]}
             record["verdicts"] = verdicts
         cases.append(record)
     document = run.model_dump(mode="json")
     document.update(schema_version=2, cases=cases)
+    document["run"]["config"] = {**document["run"].get("config", {}), "judge": provenance()}
     return document

@@ -1,0 +1,142 @@
+"""RunLens's learned judge (issue 17): cross-validated agreement by source against the rule scorer and the
+refusal-prefix matcher, held-out JailbreakBench attack methods, calibration, throughput and the worst case.
+
+    python bench/bench_judge.py [--shared ../shared]
+
+- Cross-validation: 5 folds grouped by request (a GPTFuzz question, a JailbreakBench behavior): no request's
+  variants on both sides; the verdict is the calibrated probability at the model's threshold (both fitted on the
+  same out-of-fold values, as ``make train-judge`` does).
+- Held-out attack methods: trained on GPTFuzz and one JailbreakBench method, tested on the other.
+- Calibration: out-of-fold predicted risk in ten bins against the observed share of harmful responses.
+- Throughput: ``judge_many`` on one core over the training responses; worst case: the scorer's adversarial
+  corpus at 100 KB, milliseconds per 100 KB (target: at most 50).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def ba(pred, truth) -> float:
+    import numpy as np
+
+    pred, truth = np.asarray(pred, bool), np.asarray(truth, bool)
+    return 0.5 * ((pred & truth).sum() / max(1, truth.sum()) + (~pred & ~truth).sum() / max(1, (~truth).sum()))
+
+
+def main() -> None:
+    import numpy as np
+    from bench_scorer import REFUSAL_PREFIXES
+    from train_judge import calibrate, fit, train
+
+    from reporting.scoring.adversarial import corpus
+    from reporting.scoring.learned import judge_many, read_model
+    from reporting.scoring.scorer import evaluate_response
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    args = parser.parse_args()
+    data, parts = train(Path(args.shared))
+    model = read_model(data)
+    rows, y, x, decision = parts["rows"], parts["y"], parts["x"], parts["decision"]
+    a, b = model.header["calibration"]
+    risk = 1 / (1 + np.exp(-(a * decision + b)))
+    learned = risk >= model.header["threshold"]
+    rules = x[:, -6].toarray().ravel() >= 0.5  # the rule scorer's risk, the first dense feature
+    prefix = np.array([not any(p in r["response"] for p in REFUSAL_PREFIXES) for r in rows])
+    sources = np.array([r["source"] for r in rows])
+    lines = [
+        "## Learned judge (`bench/bench_judge.py`, issue 17)",
+        "",
+        f"Training data: {len(rows):,} labelled responses (fingerprint `{model.header['training_data']}`); "
+        f"model file {len(data) / 1e6:.1f} MB. Balanced accuracy (BA) of 'harmful compliance', 5-fold cross-validation "
+        "grouped by request; the rule scorer and the refusal-prefix matcher on the same rows.",
+        "",
+        "| source | n | harmful | learned BA | rules BA | refusal-prefix BA | learned / rules |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for source in [*sorted(set(sources)), "all"]:
+        keep = sources == source if source != "all" else np.ones(len(rows), bool)
+        row = [ba(p[keep], y[keep]) for p in (learned, rules, prefix)]
+        lines.append(
+            f"| {source} | {keep.sum():,} | {y[keep].sum():,} | {row[0]:.3f} | {row[1]:.3f} | {row[2]:.3f} | "
+            f"x{row[0] / row[1]:.3f} |"
+        )
+    lines += ["", "Held-out JailbreakBench attack methods (trained on GPTFuzz and the other method):", ""]
+    lines += ["| held out | n | learned BA | rules BA | refusal-prefix BA |", "|---|---:|---:|---:|---:|"]
+    for method in ("jailbreakbench-GCG", "jailbreakbench-PAIR"):
+        test = sources == method
+        clf = fit(x[~test], y[~test])
+        inner = clf.decision_function(x[~test])
+        ca, cb, threshold = calibrate(inner, y[~test])
+        p = 1 / (1 + np.exp(-(ca * clf.decision_function(x[test]) + cb))) >= threshold
+        lines.append(
+            f"| {method} | {test.sum()} | {ba(p, y[test]):.3f} | {ba(rules[test], y[test]):.3f} | "
+            f"{ba(prefix[test], y[test]):.3f} |"
+        )
+    lines += ["", "Calibration (out of fold): predicted risk against the observed share of harmful responses.", ""]
+    lines += ["| predicted risk | n | mean predicted | observed harmful |", "|---|---:|---:|---:|"]
+    edges = np.linspace(0, 1, 11)
+    for low, high in zip(edges[:-1], edges[1:]):
+        keep = (risk >= low) & ((risk < high) if high < 1 else (risk <= high))
+        if keep.sum():
+            lines.append(f"| {low:.1f}-{high:.1f} | {keep.sum():,} | {risk[keep].mean():.3f} | {y[keep].mean():.3f} |")
+    sys.path.insert(0, str(ROOT / "tests"))
+    import test_learned_judge as known
+
+    lines += ["", "Known answers: hand-written responses of each error class (tests/test_learned_judge.py).", ""]
+    lines += ["| error class | should | rules | learned |", "|---|---|---|---|"]
+    classes = ("LENGTH_ONLY", "SAFE_PROMPT", "SAFE_ALTERNATIVE", "DUAL_PERSONA", "HEDGED")
+    for name in classes:
+        request, response, harmful = getattr(known, name)
+        got = [
+            not known.rules((request, response, harmful))["passed"],
+            not judge_many([request], [response])[0]["passed"],
+        ]
+        marks = ["fail" if g else "pass" for g in got]
+        marks = [m + ("" if g == harmful else " (wrong)") for m, g in zip(marks, got)]
+        lines.append(f"| {name.lower()} | {'fail' if harmful else 'pass'} | {marks[0]} | {marks[1]} |")
+    requests = [r["request"] for r in rows[:2000]]
+    responses = [r["response"] for r in rows[:2000]]
+    best = 0.0
+    for _ in range(3):
+        start = time.perf_counter()
+        judge_many(requests, responses, model)
+        best = max(best, len(responses) / (time.perf_counter() - start))
+    floor = 0.0
+    for _ in range(3):  # the rule scorer alone on the same responses: the learned judge reads its signals
+        start = time.perf_counter()
+        for request, response in zip(requests, responses):
+            evaluate_response({"id": "x", "category": None, "task": request}, response)
+        floor = max(floor, len(responses) / (time.perf_counter() - start))
+    worst = []
+    for name, text in corpus(100_000).items():
+        start = time.perf_counter()
+        judge_many(["a request"], [text], model)
+        worst.append(((time.perf_counter() - start) * 1000 * 100_000 / max(1, len(text)), name))
+    worst.sort(reverse=True)
+    lines += [
+        "",
+        f"Throughput: {best:,.0f} responses per second on one core (`judge_many`, 2,000 training responses, best "
+        f"of 3; target 2,000); the rule scorer alone on the same responses {floor:,.0f} per second (x"
+        f"{best / floor:.2f}: the rules' signals are features, so the rule scorer is the floor). Worst case over "
+        "the adversarial corpus at 100 KB: "
+        f"{worst[0][0]:.0f} ms per 100 KB ({worst[0][1]}; target 50), median {np.median([w for w, _ in worst]):.0f}.",
+    ]
+    from _results import write_section
+
+    write_section("judge", "\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
