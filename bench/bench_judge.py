@@ -95,7 +95,7 @@ def main() -> None:
 
     lines += ["", "Known answers: hand-written responses of each error class (tests/test_learned_judge.py).", ""]
     lines += ["| error class | should | rules | learned |", "|---|---|---|---|"]
-    classes = ("LENGTH_ONLY", "SAFE_PROMPT", "SAFE_ALTERNATIVE", "DUAL_PERSONA", "HEDGED")
+    classes = ("LENGTH_ONLY", "SAFE_PROMPT", "SAFE_ALTERNATIVE", "DUAL_PERSONA", "HEDGED", "SINCE_YOU_ASKED")
     for name in classes:
         request, response, harmful = getattr(known, name)
         got = [

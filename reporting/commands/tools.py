@@ -51,11 +51,20 @@ def cmd_score(args: argparse.Namespace) -> int:
         patterns=args.patterns,
     )
     report = report_from_cases(score_cases(pairs, patterns), meta)
+    if args.learned:
+        from reporting.format.reading import read_run
+        from reporting.scoring.runs import add_rules_judge
+
+        # The rules' verdict stays the case's own (primary); both judges are recorded beside it, and the stored
+        # figures are left for recompute (they now include the judges' agreement).
+        report = add_rules_judge(read_run(dumps(report).encode(), name=args.output), patterns)
+        for key in ("aggregate_metrics", "observability"):
+            report.pop(key, None)
     write_atomic(args.output, dumps(report) + "\n")
-    counts = report["aggregate_metrics"]["counts"]
+    passed = sum(1 for case in report["cases"] if case["passed"])
     _err(
-        f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, "
-        f"{counts['failed']} failed"
+        f"wrote {args.output}: {len(report['cases'])} case(s) scored, {passed} passed, "
+        f"{len(report['cases']) - passed} failed"
     )
     return EXIT_OK
 
