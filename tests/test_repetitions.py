@@ -105,3 +105,28 @@ def test_the_overview_and_the_html_show_them_only_for_repeated_probes(tmp_path, 
     assert '<section id="repetitions">' in html and sentence.replace("'", "&#39;") in html
     assert main(["export", str(root / "sample_runs" / "acme-assistant-v1.json"), "-o", str(tmp_path / "a.html")]) == 0
     assert '<section id="repetitions">' not in (tmp_path / "a.html").read_text()
+
+
+def test_hit_at_k_over_many_probes_is_the_mean_of_each_probes_hit_at_k():
+    """Probes share few (repetitions, failures) pairs and hit@k is computed once per pair: the figures equal the
+    plain mean over probes of each probe's own hit@k, and the counts are the plain counts."""
+    import random
+
+    import pandas as pd
+
+    rng = random.Random(7)
+    rows, per_probe = [], []
+    for p in range(400):
+        n = rng.randint(1, 7)
+        outcomes = [rng.random() < 0.3 for _ in range(n)]
+        per_probe.append((n, sum(outcomes)))
+        rows += [{"probe_id": f"p{p}#{i}", "probe_group": f"p{p}", "passed": not f} for i, f in enumerate(outcomes)]
+    figures = repetition_figures(pd.DataFrame(rows))
+    assert figures["probes"] == 400 and figures["most_repetitions"] == max(n for n, _ in per_probe)
+    assert figures["any_failed"] == sum(1 for _, c in per_probe if c)
+    assert figures["repeated_probes"] == sum(1 for n, _ in per_probe if n > 1)
+    for k in range(1, figures["most_repetitions"] + 1):
+        eligible = [(n, c) for n, c in per_probe if n >= k]
+        expected = sum(hit_at_k(n, c, k) for n, c in eligible) / len(eligible)
+        assert figures["hit_at_k"][str(k)]["probes"] == len(eligible)
+        assert figures["hit_at_k"][str(k)]["score"] == pytest.approx(expected, abs=1e-12)

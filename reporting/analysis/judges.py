@@ -20,7 +20,9 @@ def _verdicts(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]]]:
     by_judge: dict[str, dict[Any, Optional[bool]]] = {}
     if "verdicts" not in frame:
         return by_judge
-    for index, verdicts in zip(frame.index, frame["verdicts"]):
+    values = frame["verdicts"].to_numpy(dtype=object)
+    present = pd.notna(values)  # cases without verdicts are skipped in C
+    for index, verdicts in zip(frame.index.to_numpy()[present].tolist(), values[present].tolist()):
         if not verdicts:
             continue
         for name, verdict in verdicts.items():

@@ -37,12 +37,13 @@ def _counts(frame: pd.DataFrame, judge: Optional[str] = None) -> tuple[pd.Index,
     """Per probe, in order of first appearance: its key, repetitions judged and failed."""
     if frame.empty:
         return pd.Index([]), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    ids = frame["probe_id"].astype(object)
-    if "probe_group" in frame:
+    grouped = "probe_group" in frame and bool(frame["probe_group"].notna().any())
+    if grouped:
+        ids = frame["probe_id"].astype(object)
         groups = frame["probe_group"].astype(object)
         keys = groups.where(groups.notna() & (groups != ""), ids)
     else:
-        keys = ids
+        keys = frame["probe_id"]
     if judge is None:
         judged = np.ones(len(frame), dtype=np.int64)
         failed = (~frame["passed"].to_numpy(dtype=bool)).astype(np.int64)
@@ -56,8 +57,11 @@ def _counts(frame: pd.DataFrame, judge: Optional[str] = None) -> tuple[pd.Index,
                 verdicts.append(verdict.passed if hasattr(verdict, "passed") else verdict.get("passed"))
         judged = np.array([v is not None for v in verdicts], dtype=np.int64)
         failed = np.array([v is False for v in verdicts], dtype=np.int64)
-    table = pd.DataFrame({"key": keys.to_numpy(), "n": judged, "c": failed}).groupby("key", sort=False).sum()
-    return table.index, table["n"].to_numpy(), table["c"].to_numpy()
+    # Keys in order of first appearance (factorize works on the column's own codes, no Python strings made).
+    codes, uniques = pd.factorize(keys, sort=False)
+    n = np.bincount(codes, weights=judged, minlength=len(uniques)).astype(np.int64)
+    c = np.bincount(codes, weights=failed, minlength=len(uniques)).astype(np.int64)
+    return pd.Index(uniques).astype(object), n, c
 
 
 def probe_counts(frame: pd.DataFrame, judge: Optional[str] = None) -> list[tuple[str, int, int]]:
@@ -77,7 +81,14 @@ def repetition_figures(frame: pd.DataFrame, judge: Optional[str] = None) -> dict
     # Probes share few distinct (repetitions, failures) pairs: hit@k is computed once per pair, weighted by count.
     pairs: Any = np.zeros((0, 2), dtype=np.int64)
     weights: Any = np.zeros(0, dtype=np.int64)
-    if total:
+    if total and (most + 1) ** 2 <= 1 << 22:
+        # (n, c) as one integer n * width + c counted in one pass: the same pairs, in the same (n, c) order, as a
+        # row-wise np.unique, without sorting a million rows.
+        width = most + 1
+        counted = np.bincount(n.astype(np.int64) * width + c.astype(np.int64))
+        codes = np.flatnonzero(counted)
+        pairs, weights = np.stack([codes // width, codes % width], axis=1), counted[codes]
+    elif total:
         pairs, weights = np.unique(np.stack([n, c], axis=1), axis=0, return_counts=True)
     hits: dict[str, dict[str, Any]] = {}
     for k in range(1, min(most, MAX_K) + 1):
