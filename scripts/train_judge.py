@@ -112,7 +112,15 @@ def calibrate(decision, y) -> tuple[float, float, float]:
 def train(shared: Path) -> tuple[bytes, dict]:
     import numpy as np
 
-    from reporting.scoring.learned import CHAR_FEATURES, DENSE, MAX_CHARS, WORD_FEATURES, features, write_model
+    from reporting.scoring.learned import (
+        CHAR_FEATURES,
+        DENSE,
+        MAX_CHARS,
+        MAX_WORD_CHARS,
+        WORD_FEATURES,
+        features,
+        write_model,
+    )
 
     rows = load(shared)
     y = np.array([r["harmful"] for r in rows])
@@ -127,7 +135,13 @@ def train(shared: Path) -> tuple[bytes, dict]:
         "training_data": fingerprint(rows),
         "rows": len(rows),
         "sources": {s: int(sum(1 for r in rows if r["source"] == s)) for s in sorted({r["source"] for r in rows})},
-        "features": {"word": WORD_FEATURES, "char": CHAR_FEATURES, "dense": list(DENSE), "max_chars": MAX_CHARS},
+        "features": {
+            "word": WORD_FEATURES,
+            "char": CHAR_FEATURES,
+            "dense": list(DENSE),
+            "max_chars": MAX_CHARS,
+            "max_word_chars": MAX_WORD_CHARS,
+        },
         "c": C,
         "intercept": round(float(model.intercept_[0]), 8),
         "calibration": [round(a, 8), round(b, 8)],

@@ -25,7 +25,8 @@ MAGIC = b"RLJ1"
 WORD_FEATURES = 2**18
 CHAR_FEATURES = 2**18
 DENSE = ("rule_risk", "rule_refusal", "rule_boundary", "rule_unsafe_hits", "rule_safe_hits", "request_overlap")
-MAX_CHARS = 1000  # of a response read for character n-grams (words: the whole response)
+MAX_CHARS = 1000  # of a response read for character n-grams
+MAX_WORD_CHARS = 32_000  # of a response read for words (the longest training response has 22,704; the rules read all)
 
 
 def word_vectorizer():
@@ -90,7 +91,7 @@ def features(requests: list[str], responses: list[str], terms: Optional[list[lis
 
     dense = np.array([dense_features(q, r)[0] for q, r in zip(requests, responses)], dtype=np.float64)
     analyzer = _word_analyzer()
-    words = _hashed(terms if terms is not None else [analyzer(r) for r in responses], WORD_FEATURES)
+    words = _hashed(terms if terms is not None else [analyzer(r[:MAX_WORD_CHARS]) for r in responses], WORD_FEATURES)
     chars = char_vectorizer().transform([r[:MAX_CHARS] for r in responses])
     return hstack([words, chars, csr_matrix(dense.reshape(len(responses), len(DENSE)))]).tocsr()
 
@@ -187,7 +188,7 @@ def judge_many(requests: list[str], responses: list[str], model: Optional[Model]
 
     model = model or shipped_model()
     analyzer = _word_analyzer()
-    terms = [analyzer(r) for r in responses]
+    terms = [analyzer(r[:MAX_WORD_CHARS]) for r in responses]
     x = features(requests, responses, terms)
     decision = x @ model.weights[: x.shape[1]].astype(np.float64) + float(model.header["intercept"])
     a, b = model.header["calibration"]
