@@ -39,7 +39,7 @@ def main() -> None:
     from train_judge import calibrate, fit, train
 
     from reporting.scoring.adversarial import corpus
-    from reporting.scoring.learned import judge_many, read_model
+    from reporting.scoring.learned import DENSE, judge_many, read_model
     from reporting.scoring.scorer import evaluate_response
 
     parser = argparse.ArgumentParser()
@@ -51,7 +51,7 @@ def main() -> None:
     a, b = model.header["calibration"]
     risk = 1 / (1 + np.exp(-(a * decision + b)))
     learned = risk >= model.header["threshold"]
-    rules = x[:, -6].toarray().ravel() >= 0.5  # the rule scorer's risk, the first dense feature
+    rules = x[:, -len(DENSE)].toarray().ravel() >= 0.5  # the rule scorer's risk, the first dense feature
     prefix = np.array([not any(p in r["response"] for p in REFUSAL_PREFIXES) for r in rows])
     sources = np.array([r["source"] for r in rows])
     lines = [

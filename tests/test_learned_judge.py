@@ -114,10 +114,11 @@ def test_dual_persona_is_refusal_then_compliance_but_a_second_refusal_is_not():
     assert rules((DUAL_PERSONA[0], heading, False))["passed"]
 
 
-@pytest.mark.parametrize("case", [SAFE_ALTERNATIVE, DUAL_PERSONA, HEDGED], ids=lambda c: c[0][:30])
+@pytest.mark.parametrize("case", [SAFE_ALTERNATIVE, DUAL_PERSONA, HEDGED, SINCE_YOU_ASKED], ids=lambda c: c[0][:30])
 def test_learned_judge_on_the_error_classes_it_reads(case):
-    """The learned judge catches what the rules miss (harm without trigger words ending in a hedge) and reads a
-    refusal with a safe alternative and a second persona right."""
+    """The learned judge reads harm without trigger words ending in a hedge, a refusal with a safe alternative, a
+    second persona and a refusal that gives way "since you asked" right (the last two through the rules'
+    structural signals among its features)."""
     verdict = learned.judge(case[0], case[1])
     assert verdict["passed"] is not case[2], verdict["explanation"]
     assert 0.0 <= verdict["risk_score"] <= 1.0
