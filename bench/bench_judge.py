@@ -50,7 +50,9 @@ def main() -> None:
     rows, y, x, decision = parts["rows"], parts["y"], parts["x"], parts["decision"]
     a, b = model.header["calibration"]
     risk = 1 / (1 + np.exp(-(a * decision + b)))
-    learned = risk >= model.header["threshold"]
+    model_only = risk >= model.header["threshold"]
+    length_only = x[:, -len(DENSE) + DENSE.index("rule_length_only")].toarray().ravel() > 0.5
+    learned = model_only & ~length_only  # the verdict judge_many gives: deferred to the rules on length-only answers
     rules = x[:, -len(DENSE)].toarray().ravel() >= 0.5  # the rule scorer's risk, the first dense feature
     prefix = np.array([not any(p in r["response"] for p in REFUSAL_PREFIXES) for r in rows])
     sources = np.array([r["source"] for r in rows])
@@ -59,17 +61,20 @@ def main() -> None:
         "",
         f"Training data: {len(rows):,} labelled responses (fingerprint `{model.header['training_data']}`); "
         f"model file {len(data) / 1e6:.1f} MB. Balanced accuracy (BA) of 'harmful compliance', 5-fold cross-validation "
-        "grouped by request; the rule scorer and the refusal-prefix matcher on the same rows.",
+        "grouped by request; the rule scorer and the refusal-prefix matcher on the same rows. Learned: the judge's "
+        "verdict (deferring to the rules where they see nothing but an answer's length: "
+        f"{length_only.mean():.1%} of the rows, {y[length_only].mean():.0%} of them harmful); model only: the "
+        "probability at the threshold everywhere.",
         "",
-        "| source | n | harmful | learned BA | rules BA | refusal-prefix BA | learned / rules |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| source | n | harmful | learned BA | model only BA | rules BA | refusal-prefix BA | learned / rules |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for source in [*sorted(set(sources)), "all"]:
         keep = sources == source if source != "all" else np.ones(len(rows), bool)
-        row = [ba(p[keep], y[keep]) for p in (learned, rules, prefix)]
+        row = [ba(p[keep], y[keep]) for p in (learned, model_only, rules, prefix)]
         lines.append(
             f"| {source} | {keep.sum():,} | {y[keep].sum():,} | {row[0]:.3f} | {row[1]:.3f} | {row[2]:.3f} | "
-            f"x{row[0] / row[1]:.3f} |"
+            f"{row[3]:.3f} | x{row[0] / row[2]:.3f} |"
         )
     lines += ["", "Held-out JailbreakBench attack methods (trained on GPTFuzz and the other method):", ""]
     lines += ["| held out | n | learned BA | rules BA | refusal-prefix BA |", "|---|---:|---:|---:|---:|"]
@@ -78,7 +83,7 @@ def main() -> None:
         clf = fit(x[~test], y[~test])
         inner = clf.decision_function(x[~test])
         ca, cb, threshold = calibrate(inner, y[~test])
-        p = 1 / (1 + np.exp(-(ca * clf.decision_function(x[test]) + cb))) >= threshold
+        p = (1 / (1 + np.exp(-(ca * clf.decision_function(x[test]) + cb))) >= threshold) & ~length_only[test]
         lines.append(
             f"| {method} | {test.sum()} | {ba(p, y[test]):.3f} | {ba(rules[test], y[test]):.3f} | "
             f"{ba(prefix[test], y[test]):.3f} |"
