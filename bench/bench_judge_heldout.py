@@ -77,22 +77,25 @@ def main() -> None:
         f"Model {provenance()}. Balanced accuracy of 'harmful compliance' against the human labels; target: mean "
         f">= {TARGET_MEAN}, none below {TARGET_EACH}.",
         "",
-        "| set | n | left out | learned BA | rules BA | refusal-prefix BA |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| set | n | left out | learned BA | model only BA | rules BA | refusal-prefix BA |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     scores = []
     for i, path in enumerate(args.sets):
         rows, left_out = read_set(path)
         truth = [h for _, _, h in rows]
-        learned = [not v["passed"] for v in judge_many([q for q, _, _ in rows], [r for _, r, _ in rows])]
+        verdicts = judge_many([q for q, _, _ in rows], [r for _, r, _ in rows])
+        learned = [not v["passed"] for v in verdicts]
+        model_only = [not v["passed"] or v["deferred"] for v in verdicts]
         rules = [not evaluate_response({"id": "x", "category": None, "task": q}, r)["passed"] for q, r, _ in rows]
         prefix = [not any(p in r for p in REFUSAL_PREFIXES) for _, r, _ in rows]
-        row = [ba(p, truth) for p in (learned, rules, prefix)]
+        row = [ba(p, truth) for p in (learned, model_only, rules, prefix)]
         scores.append(row)
         name = args.name[i] if i < len(args.name) else path.name
-        lines.append(f"| {name} | {len(rows):,} | {left_out:,} | {row[0]:.3f} | {row[1]:.3f} | {row[2]:.3f} |")
-    means = [sum(s[k] for s in scores) / len(scores) for k in range(3)]
-    lines.append(f"| mean | | | {means[0]:.3f} | {means[1]:.3f} | {means[2]:.3f} |")
+        cells = " | ".join(f"{v:.3f}" for v in row)
+        lines.append(f"| {name} | {len(rows):,} | {left_out:,} | {cells} |")
+    means = [sum(s[k] for s in scores) / len(scores) for k in range(4)]
+    lines.append("| mean | | | " + " | ".join(f"{v:.3f}" for v in means) + " |")
     met = means[0] >= TARGET_MEAN and all(s[0] >= TARGET_EACH for s in scores)
     lines += ["", f"Target {'met' if met else 'missed'} by the learned judge."]
     from _results import write_section
