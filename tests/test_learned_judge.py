@@ -156,6 +156,10 @@ def test_learned_evidence_names_words_of_the_response():
         assert (item["weight"] > 0) is (item["toward"] == "harmful")
     assert f'"{verdict["evidence"][0]["text"]}"' in verdict["explanation"]
     assert "the" not in {item["text"] for item in verdict["evidence"]}  # no stop words as evidence
+    # and the rule signals it read, as the rule scorer names them
+    assert "refusal_then_compliance" in verdict["rule_signals"]["unsafe"]
+    explanation = verdict["explanation"]
+    assert "rule signals read: unsafe " in explanation and "refusal_then_compliance" in explanation
 
 
 def test_model_file_is_small_versioned_and_checked():
