@@ -7,6 +7,9 @@
   Actions workflow command) turned into ``: :``.
 - ``csv_cell`` / ``csv_safe_frame``: OWASP's rule for spreadsheets: a text cell that starts with
   ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading apostrophe.
+- ``markdown_literal``: Streamlit renders the text of ``st.error``, ``st.success``, ``st.warning``, captions and
+  labels as Markdown; every ASCII punctuation character backslash-escaped (CommonMark then shows it as itself)
+  leaves no link, image, emphasis, HTML, directive or formula to form.
 - ``plotly_text``: Plotly renders a subset of HTML in labels and turns ``&amp;``, ``&lt;`` and
   ``&gt;`` back into characters; escaping exactly those three shows any name as written (quotes are
   left alone: Plotly would show ``&quot;`` literally).
@@ -67,6 +70,15 @@ def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     if out.index.dtype == object:
         out.index = out.index.map(csv_cell)
     return out
+
+
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def markdown_literal(text: Any) -> str:
+    """``text`` for an element that renders Markdown, shown as written: printable, then every ASCII punctuation
+    character (the backslash too) escaped with a backslash."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", printable(text))
 
 
 def plotly_text(text: Any) -> str:

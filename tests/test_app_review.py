@@ -97,3 +97,22 @@ def test_a_broken_review_file_is_an_error_box_and_records_nothing(tmp_path, monk
     assert not at.exception
     assert any("review file has problems" in e.value for e in at.error)
     assert not any(b.key and b.key.startswith("do_") for b in at.button)
+
+
+def test_run_text_in_the_pages_status_boxes_is_shown_as_written(tmp_path, monkeypatch):
+    """st.success / st.error render Markdown: a probe id and a reviewer's name that are Markdown (an image that
+    would fetch, a link) reach them with every punctuation character escaped, so they show as written."""
+    from reporting.textsafe import markdown_literal
+
+    folder, run = _folder(tmp_path)
+    document = json.loads(run.read_text())
+    hostile = "![x](http://127.0.0.1:9/p.png)[y](http://e)"
+    document["cases"][1]["probe_id"] = hostile
+    run.write_text(json.dumps(document))
+    at = _app(folder, monkeypatch)
+    at.sidebar.text_input(key="reviewer").set_value("**eve**").run()
+    at.button(key=f"do_Confirm_{hostile}").click().run()
+    assert [s.value for s in at.success] == [f"Recorded: {markdown_literal(hostile)} fail"]
+    assert "](" not in at.success[0].value and "\\!\\[x\\]\\(http\\:" in at.success[0].value
+    at.button(key="signoff").click().run()
+    assert [s.value for s in at.success] == ["Signed off by \\*\\*eve\\*\\*"]

@@ -792,3 +792,18 @@ def test_outputs_follow_the_umask_and_bad_output_paths_exit_2(tmp_path):
 def test_download_names_from_report_text_are_never_paths():
     assert safe_filename("../../etc/passwd") == "etc_passwd"
     assert safe_filename("\u202e/..") == "run" and "/" not in safe_filename("a/b\\c") and safe_filename("") == "run"
+
+
+def test_markdown_literal_escapes_every_punctuation_character_and_nothing_else():
+    import re
+
+    from reporting.textsafe import markdown_literal
+
+    hostile = "![i](http://e/i.png) [l](http://e) <b>*a*</b> :red[x] $y$ a\\b\u202e\nz ok"
+    escaped = markdown_literal(hostile)
+    assert escaped.endswith(" ok") and "\u202e" not in escaped and "\n" not in escaped
+    assert re.search(r"(?<!\\)[\[\]()!<>*:$]", escaped) is None  # no markup character left unescaped
+    assert (
+        re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", escaped) == "![i](http://e/i.png) [l](http://e) <b>*a*</b> "
+        ":red[x] $y$ a\\b\\u202e\\nz ok"
+    )  # unescaped, it is the printable text

@@ -15,7 +15,7 @@ import pandas as pd
 from reporting.analysis.stats import wilson
 
 
-def _verdicts(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]]]:
+def verdicts_by_judge(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]]]:
     """judge -> {case index -> passed (None: not judged)}, over the cases that carry verdicts."""
     by_judge: dict[str, dict[Any, Optional[bool]]] = {}
     if "verdicts" not in frame:
@@ -31,11 +31,11 @@ def _verdicts(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]]]:
     return by_judge
 
 
-def judge_figures(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+def judge_figures(frame: pd.DataFrame, by_judge: Optional[dict[str, dict[Any, Optional[bool]]]] = None):
     """For each judge: cases it saw (``n``), passed, failed, errors (saw but did not judge), pass rate and its
-    95% Wilson interval over the cases it judged."""
-    result = {}
-    for name, verdicts in sorted(_verdicts(frame).items()):
+    95% Wilson interval over the cases it judged. ``by_judge``: the verdicts already gathered from ``frame``."""
+    result: dict[str, dict[str, Any]] = {}
+    for name, verdicts in sorted((verdicts_by_judge(frame) if by_judge is None else by_judge).items()):
         values = list(verdicts.values())
         passed = sum(1 for v in values if v is True)
         failed = sum(1 for v in values if v is False)
@@ -65,34 +65,37 @@ def cohen_kappa(a: list[bool], b: list[bool]) -> Optional[float]:
     return (observed - expected) / (1 - expected)
 
 
-def judge_agreement(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Each pair of judges with cases both judged: n, the share on which they agree, Cohen's kappa."""
-    by_judge = _verdicts(frame)
+def pair_agreement(a: list[bool], b: list[bool]) -> dict[str, Any]:
+    """Two raters' verdicts on the same cases: n, the share on which they agree with its Wilson interval, and
+    Cohen's kappa."""
+    agree = sum(1 for x, y in zip(a, b) if x == y)
+    return {"n": len(a), "agreement": agree / len(a), "agreement_ci": wilson(agree, len(a)), "kappa": cohen_kappa(a, b)}
+
+
+def judge_agreement(
+    frame: pd.DataFrame, by_judge: Optional[dict[str, dict[Any, Optional[bool]]]] = None
+) -> list[dict[str, Any]]:
+    """Each pair of judges with cases both judged: n, the share on which they agree, Cohen's kappa.
+    ``by_judge``: the verdicts already gathered from ``frame``."""
+    by_judge = verdicts_by_judge(frame) if by_judge is None else by_judge
     pairs = []
     for first, second in combinations(sorted(by_judge), 2):
         a_all, b_all = by_judge[first], by_judge[second]
         common = [i for i in a_all if a_all[i] is not None and b_all.get(i) is not None]
-        if not common:
-            continue
-        a = [bool(a_all[i]) for i in common]
-        b = [bool(b_all[i]) for i in common]
-        agree = sum(1 for x, y in zip(a, b) if x == y)
-        pairs.append(
-            {
-                "judges": [first, second],
-                "n": len(common),
-                "agreement": agree / len(common),
-                "agreement_ci": wilson(agree, len(common)),
-                "kappa": cohen_kappa(a, b),
-            }
-        )
+        if common:
+            pairs.append(
+                {
+                    "judges": [first, second],
+                    **pair_agreement([bool(a_all[i]) for i in common], [bool(b_all[i]) for i in common]),
+                }
+            )
     return pairs
 
 
 def disagreements(frame: pd.DataFrame, limit: int = 500) -> tuple[list[str], list[dict[str, Any]]]:
     """The judges, and the cases on which at least two of them gave different verdicts (worst first by risk):
     probe id, category, severity, the primary verdict, and each judge's verdict with its explanation."""
-    names = sorted(_verdicts(frame))
+    names = sorted(verdicts_by_judge(frame))
     rows: list[dict[str, Any]] = []
     if len(names) < 2:
         return names, rows

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from reporting._gc import gc_paused
-from reporting.analysis.judges import judge_agreement, judge_figures
+from reporting.analysis.judges import judge_agreement, judge_figures, verdicts_by_judge
 from reporting.analysis.repetitions import repetition_figures
 from reporting.analysis.stats import LOW_N, mean_interval, weighted_wilson, wilson
 from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, Case, RunReport
@@ -355,6 +355,7 @@ def aggregate_metrics(run_or_frame: Union[RunReport, pd.DataFrame], errors: Opti
     if errors is None:
         errors = sum(1 for c in run_or_frame.cases if c.passed is None) if isinstance(run_or_frame, RunReport) else 0
     categories = by_category(frame)
+    by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
     every = len(frame) + errors
     return {
         "counts": counts(frame, errors),
@@ -369,7 +370,7 @@ def aggregate_metrics(run_or_frame: Union[RunReport, pd.DataFrame], errors: Opti
         "indices": indices(frame),
         "worst_cases": worst_cases(frame),
         "category_ranking": category_ranking(categories),
-        "judges": judge_figures(frame),
-        "judge_agreement": judge_agreement(frame),
+        "judges": judge_figures(frame, by_judge),
+        "judge_agreement": judge_agreement(frame, by_judge),
         "repetitions": repetition_figures(frame),
     }

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Optional
 
-from reporting.analysis.judges import cohen_kappa
+from reporting.analysis.judges import cohen_kappa, pair_agreement
 from reporting.analysis.stats import newcombe_paired, wilson
 from reporting.format.schema import RunReport
 from reporting.format.severity import SEVERITIES
@@ -197,17 +197,7 @@ def reviewer_agreement(adjudication: Adjudication) -> list[dict[str, Any]]:
             continue
         a = [by_reviewer[first][p] for p in common]
         b = [by_reviewer[second][p] for p in common]
-        agree = sum(1 for x, y in zip(a, b) if x == y)
-        rows.append(
-            {
-                "reviewers": [first, second],
-                "n": len(common),
-                "agreement": agree / len(common),
-                "agreement_ci": wilson(agree, len(common)),
-                "kappa": cohen_kappa(a, b),
-                **{"kappa_ci": _bootstrap(a, b)["kappa_ci"]},
-            }
-        )
+        rows.append({"reviewers": [first, second], **pair_agreement(a, b), "kappa_ci": _bootstrap(a, b)["kappa_ci"]})
     return rows
 
 

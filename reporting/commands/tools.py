@@ -50,21 +50,21 @@ def cmd_score(args: argparse.Namespace) -> int:
         args.suite or os.path.basename(args.probes),
         patterns=args.patterns,
     )
-    report = report_from_cases(score_cases(pairs, patterns), meta)
-    if args.learned:
-        from reporting.format.reading import read_run
-        from reporting.scoring.runs import add_rules_judge
+    cases = score_cases(pairs, patterns)
+    if args.learned:  # both RunLens judges recorded beside the rules' verdict, which stays the case's own
+        from reporting.scoring.learned import provenance
+        from reporting.scoring.runs import runlens_verdicts
 
-        # The rules' verdict stays the case's own (primary); both judges are recorded beside it, and the stored
-        # figures are left for recompute (they now include the judges' agreement).
-        report = add_rules_judge(read_run(dumps(report).encode(), name=args.output), patterns)
-        for key in ("aggregate_metrics", "observability"):
-            report.pop(key, None)
+        requests = [str(probe.get("task") or probe.get("input") or "") for probe, _ in pairs]
+        for case, verdicts in zip(cases, runlens_verdicts(cases, requests)):
+            case["verdicts"] = verdicts
+        meta["config"]["judge"] = provenance()
+    report = report_from_cases(cases, meta, schema_version=2 if args.learned else 1)
     write_atomic(args.output, dumps(report) + "\n")
-    passed = sum(1 for case in report["cases"] if case["passed"])
+    counts = report["aggregate_metrics"]["counts"]
     _err(
-        f"wrote {args.output}: {len(report['cases'])} case(s) scored, {passed} passed, "
-        f"{len(report['cases']) - passed} failed"
+        f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, "
+        f"{counts['failed']} failed"
     )
     return EXIT_OK
 

@@ -22,6 +22,11 @@ from reporting.format.problems import megabytes, unreadable
 RUN_SUFFIXES = (".json", ".jsonl", ".ndjson", ".eval", ".parquet")  # .eval: Inspect AI logs; .parquet: case tables
 COMPANION_SUFFIXES = (".rubric.yaml", ".benchmarks.yaml", ".verdicts.jsonl", ".dimensions.json", ".reviews.jsonl")
 SNIFF_BYTES = 1 << 16
+# JSON Lines companions: what each is, and the field its rows have that a run's rows do not
+_JSONL_COMPANIONS = {
+    ".verdicts.jsonl": ("judge verdicts (a companion file, RUN.verdicts.jsonl)", "benchmark"),
+    ".reviews.jsonl": ("review records (a companion file, RUN.reviews.jsonl)", "kind"),
+}
 
 
 def is_companion(name: str) -> bool:
@@ -58,24 +63,17 @@ def _companion_by_content(path: Path) -> Optional[str]:
         if stripped.startswith("[") or '"cases"' in head:
             return None
         return "dimension scores (a companion file, RUN.dimensions.json)"
-    if name.endswith(".verdicts.jsonl"):
-        first = next((line for line in head.splitlines() if line.strip()), "")
-        try:
-            row = json.loads(first)
-        except ValueError:
-            return "judge verdicts (a companion file, RUN.verdicts.jsonl)"
-        if isinstance(row, dict) and "probe_id" in row and "benchmark" not in row:
-            return None
-        return "judge verdicts (a companion file, RUN.verdicts.jsonl)"
-    if name.endswith(".reviews.jsonl"):
-        first = next((line for line in head.splitlines() if line.strip()), "")
-        try:
-            row = json.loads(first)
-        except ValueError:
-            return "review records (a companion file, RUN.reviews.jsonl)"
-        if isinstance(row, dict) and "probe_id" in row and "kind" not in row:
-            return None
-        return "review records (a companion file, RUN.reviews.jsonl)"
+    for suffix, (what, marker) in _JSONL_COMPANIONS.items():
+        if name.endswith(suffix):
+            first = next((line for line in head.splitlines() if line.strip()), "")
+            try:
+                row = json.loads(first)
+            except ValueError:
+                return what
+            # a JSON Lines run named like a companion: its rows have a probe id and not the companion's marker
+            if isinstance(row, dict) and "probe_id" in row and marker not in row:
+                return None
+            return what
     return "a companion file"
 
 

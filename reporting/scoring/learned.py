@@ -210,8 +210,7 @@ def _evidence(x, terms: list[list[str]], model: Model, top: int = 4) -> list[lis
 
 def judge(request: str, response: str, model: Optional[Model] = None) -> dict[str, Any]:
     """The learned verdict on one response: ``passed``, ``risk_score`` (calibrated probability of harmful
-    compliance), ``explanation`` (in words), ``evidence`` and the rule case it read."""
-    model = model or shipped_model()
+    compliance), ``deferred``, ``explanation`` (in words), ``evidence`` and the ``rule_signals`` it read."""
     return judge_many([request], [response], model)[0]
 
 

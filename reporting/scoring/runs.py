@@ -7,7 +7,7 @@ without a response, a response for an unknown probe, a duplicate.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -135,9 +135,12 @@ def score_cases(pairs: Iterable[tuple[dict, dict]], patterns: Optional[PatternSe
     return cases
 
 
-def report_from_cases(cases: list[dict[str, Any]], meta: dict[str, Any], seed: int = 0) -> dict[str, Any]:
-    """A schema-1 run report with aggregate_metrics and observability filled in."""
-    document = {"schema_version": 1, "run": meta, "cases": cases}
+def report_from_cases(
+    cases: list[dict[str, Any]], meta: dict[str, Any], seed: int = 0, schema_version: int = 1
+) -> dict[str, Any]:
+    """A run report (schema 1, or 2 when the cases carry several judges' verdicts) with aggregate_metrics and
+    observability filled in."""
+    document = {"schema_version": schema_version, "run": meta, "cases": cases}
     run = read_run(json.dumps(document).encode(), name=meta.get("run_id", "run"))
     frame = cases_frame(run)
     document["aggregate_metrics"] = aggregate_metrics(frame)
@@ -226,43 +229,50 @@ def import_jailbreakbench(
 RUNLENS_JUDGE = "runlens-rules"
 
 
+def _verdict(passed: bool, score: float, explanation: str) -> dict[str, Any]:
+    return {"passed": passed, "score": score, "explanation": explanation}
+
+
+def runlens_verdicts(scored: Sequence[dict[str, Any]], requests: Sequence[str]) -> list[dict[str, dict[str, Any]]]:
+    """RunLens's two judges on cases the rule scorer has scored (``evaluate_response`` dicts): the rules' own
+    verdict (``runlens-rules``) and the learned judge's (``runlens-learned``) on the same request and response."""
+    from reporting.scoring.learned import NAME as LEARNED
+    from reporting.scoring.learned import judge_many
+
+    learned = judge_many(list(requests), [c["response"] for c in scored]) if scored else []
+    return [
+        {
+            RUNLENS_JUDGE: _verdict(c["passed"], c["risk_score"], c["explanation"]),
+            LEARNED: _verdict(found["passed"], found["risk_score"], found["explanation"]),
+        }
+        for c, found in zip(scored, learned)
+    ]
+
+
 def add_rules_judge(run: RunReport, patterns: Optional[PatternSet] = None) -> dict[str, Any]:
     """The run as a document of schema version 2 with RunLens's own verdicts added to every case that has a
     response, as two more judges: the rule scorer (``runlens-rules``) and the learned judge (``runlens-learned``,
     docs/scoring.md; its name, version and training data in the run's ``config.judge``). The case's primary
     verdict stays the producer's, so where garak's detectors, promptfoo's assertions or Inspect's scorers and
     RunLens disagree shows on the Judges page. Cases without a response get no verdict from them."""
-    from reporting.scoring.learned import NAME as LEARNED
-    from reporting.scoring.learned import judge_many, provenance
+    from reporting.scoring.learned import provenance
 
     patterns = patterns or builtin_patterns()
     answered = [case for case in run.cases if isinstance(case.response, str)]
-    learned = iter(
-        judge_many([c.task or c.probe_input or "" for c in answered], [c.response or "" for c in answered])
-        if answered
-        else []
-    )
+    scored = [
+        evaluate_response(
+            {"id": c.probe_id, "category": c.category, "severity": c.severity, "task": c.task, "input": c.probe_input},
+            c.response or "",
+            patterns,
+        )
+        for c in answered
+    ]
+    added = iter(runlens_verdicts(scored, [c.task or c.probe_input or "" for c in answered]))
     cases = []
     for case in run.cases:
         record = case.model_dump(mode="json")
         if isinstance(case.response, str):
-            probe = {
-                "id": case.probe_id,
-                "category": case.category,
-                "severity": case.severity,
-                "task": case.task,
-                "input": case.probe_input,
-            }
-            scored = evaluate_response(probe, case.response, patterns)
-            verdicts = dict(record.get("verdicts") or {})
-            verdicts[RUNLENS_JUDGE] = {
-                "passed": scored["passed"],
-                "score": scored["risk_score"],
-                "explanation": scored["explanation"],
-            }
-            found = next(learned)
-            verdicts[LEARNED] = {k: found[k] for k in ("passed", "explanation")} | {"score": found["risk_score"]}
-            record["verdicts"] = verdicts
+            record["verdicts"] = {**(record.get("verdicts") or {}), **next(added)}
         cases.append(record)
     document = run.model_dump(mode="json")
     document.update(schema_version=2, cases=cases)

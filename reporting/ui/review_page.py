@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from reporting.format.severity import SEVERITIES
+from reporting.textsafe import markdown_literal
 from reporting.ui.common import context, guarded, table
 
 QUEUES = {"Failures first": "failures", "Random sample": "random", "Where judges disagree": "disagreements"}
@@ -108,9 +109,9 @@ def _decide(path: Path, run, case, reviewer: str, kind: str) -> None:
         )
         problem = _append(path, {k: v for k, v in record.items() if v is not None}, run)
         if problem:
-            st.error(f"Not recorded: {problem}")
+            st.error(f"Not recorded: {markdown_literal(problem)}")
             return
-        st.session_state["review_done"] = f"Recorded: {case.probe_id} {verdict}"
+        st.session_state["review_done"] = f"Recorded: {markdown_literal(case.probe_id)} {verdict}"
         st.rerun()
 
 
@@ -200,7 +201,7 @@ def review_page() -> None:
         st.success(st.session_state.pop("review_done"))
     reviews = load_reviews(run, None, source.path)
     for torn in reviews.torn:
-        st.warning(f"Skipped: {torn}")
+        st.warning(f"Skipped: {markdown_literal(torn)}")
     if reviews.blocking:
         st.error("The review file has problems; nothing is recorded until they are fixed:")
         st.text("\n".join(str(p) for p in reviews.blocking[:50]))
@@ -240,5 +241,7 @@ def review_page() -> None:
             basis="reviewed",
         )
         problem = _append(path, record, run)
-        st.session_state["review_done"] = f"Not signed off: {problem}" if problem else f"Signed off by {reviewer}"
+        st.session_state["review_done"] = (
+            f"Not signed off: {markdown_literal(problem)}" if problem else f"Signed off by {markdown_literal(reviewer)}"
+        )
         st.rerun()
