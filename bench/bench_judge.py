@@ -123,24 +123,40 @@ def main() -> None:
         for request, response in zip(requests, responses):
             evaluate_response({"id": "x", "category": None, "task": request}, response)
         floor = max(floor, len(responses) / (time.perf_counter() - start))
-    worst, rules_worst = [], []
-    for name, text in corpus(100_000).items():
-        start = time.perf_counter()
-        judge_many(["a request"], [text], model)
-        worst.append(((time.perf_counter() - start) * 1000 * 100_000 / max(1, len(text)), name))
-        start = time.perf_counter()
-        evaluate_response({"id": "x", "category": None, "task": "a request"}, text)
-        rules_worst.append((time.perf_counter() - start) * 1000 * 100_000 / max(1, len(text)))
-    worst.sort(reverse=True)
     lines += [
         "",
         f"Throughput: {best:,.0f} responses per second on one core (`judge_many`, 2,000 training responses, best "
         f"of 3; target 2,000); the rule scorer alone on the same responses {floor:,.0f} per second (x"
-        f"{best / floor:.2f}: the rules' signals are features, so the rule scorer is the floor). Worst case over "
-        "the adversarial corpus at 100 KB: "
-        f"{worst[0][0]:.0f} ms per 100 KB ({worst[0][1]}; target 50), median {np.median([w for w, _ in worst]):.0f}; "
-        f"the rule scorer alone {max(rules_worst):.0f} ms per 100 KB at worst on the same inputs.",
+        f"{best / floor:.2f}: the rules' signals are features, so the rule scorer is the floor).",
+        "",
+        "Worst case: each text of the scorer's adversarial corpus (`reporting/scoring/adversarial.py`) judged alone, "
+        "best of 2, in ms per 100 KB (target: at most 50); the rule scorer alone on the same texts beside it.",
+        "",
+        "| response size | texts | learned worst ms per 100 KB | worst text | median | rules alone worst |",
+        "|---:|---:|---:|---|---:|---:|",
     ]
+    overall = 0.0
+    for size in (10_000, 100_000, 1_000_000):
+        worst, rules_worst = [], []
+        for name, text in corpus(size).items():
+            took, rules_took = [], []
+            for _ in range(2):
+                start = time.perf_counter()
+                judge_many(["a request"], [text], model)
+                took.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                evaluate_response({"id": "x", "category": None, "task": "a request"}, text)
+                rules_took.append(time.perf_counter() - start)
+            per = 1000 * 100_000 / max(1, len(text))
+            worst.append((min(took) * per, name))
+            rules_worst.append(min(rules_took) * per)
+        worst.sort(reverse=True)
+        overall = max(overall, worst[0][0])
+        lines.append(
+            f"| {size:,} | {len(worst)} | {worst[0][0]:.1f} | {worst[0][1]} | "
+            f"{np.median([w for w, _ in worst]):.1f} | {max(rules_worst):.1f} |"
+        )
+    lines += ["", f"Worst over all sizes: {overall:.1f} ms per 100 KB ({'met' if overall <= 50 else 'MISSED'})."]
     from _results import write_section
 
     write_section("judge", "\n".join(lines))

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 C = 4.0
 FOLDS = 5
 OUT = ROOT / "reporting" / "scoring" / "models" / "learned_judge.bin"
-VERSION = "1"
+VERSION = "2"
 
 
 def load(shared: Path) -> list[dict]:

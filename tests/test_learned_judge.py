@@ -229,3 +229,47 @@ def test_score_learned_records_both_judges_with_the_rules_primary(tmp_path):
     assert document["drift"] == []
     judges = document["aggregate_metrics"]["judges"]
     assert judges["runlens-learned"]["failed"] == sum(not v["passed"] for v in verdicts)
+
+
+def test_character_ngrams_by_hand():
+    """' ab ' (the response 'AB' lowercased, a space at each end) has two 3-grams and one 4-gram; runs of white
+    space count as one space; only the first MAX_CHARS characters are read."""
+    rows, cols = learned.char_columns(["AB", "", "a \t\n b", "a b"])
+    assert rows.tolist() == [0, 0, 2, 2, 2, 3, 3, 3, 0, 2, 2, 3, 3]  # 3-grams of every response, then 4-grams
+    assert sorted(cols[rows == 2].tolist()) == sorted(cols[rows == 3].tolist())
+    assert len(set(cols[rows == 0].tolist())) == 3 and (0 <= cols).all() and (cols < learned.CHAR_FEATURES).all()
+    long_rows, _ = learned.char_columns(["x" * 5000])
+    assert len(long_rows) == (learned.MAX_CHARS + 2 - 2) + (learned.MAX_CHARS + 2 - 3)
+
+
+def test_counts_are_summed_and_each_row_scaled_to_unit_length():
+    x = learned._counts([0, 1, 0, 0], [5, 3, 5, 7], 3, 10).toarray()
+    assert x[0, 5] == pytest.approx(2 / 5**0.5) and x[0, 7] == pytest.approx(1 / 5**0.5)
+    assert x[1, 3] == 1.0 and x[2].sum() == 0 and x.sum() == pytest.approx(3 / 5**0.5 + 1)
+
+
+def test_rule_cases_are_reused_only_where_scored_as_the_judge_reads_them(monkeypatch):
+    """runlens_verdicts gives the learned judge the rule cases it already has (built-in patterns, a category with no
+    patterns of its own): the verdicts are the same as scoring afresh, and the rules run once per case; a case of a
+    category with patterns of its own is scored again without them."""
+    from reporting.scoring import runs, scorer
+
+    cases = [("misc", HEDGED), ("misc", DUAL_PERSONA), ("prompt_injection", SAFE_ALTERNATIVE)]
+    scored = [
+        evaluate_response({"id": f"p{i}", "category": cat, "task": req}, resp)
+        for i, (cat, (req, resp, _)) in enumerate(cases)
+    ]
+    requests = [req for _, (req, _, _) in cases]
+    fresh = learned.judge_many(requests, [c["response"] for c in scored])
+    calls = []
+    real = scorer.evaluate_response
+    monkeypatch.setattr(scorer, "evaluate_response", lambda *a, **k: calls.append(a[0]["category"]) or real(*a, **k))
+    verdicts = runs.runlens_verdicts(scored, requests)
+    assert calls == [None]  # only the prompt-injection case is scored again, without its category
+    for verdict, expected in zip(verdicts, fresh):
+        got = verdict[learned.NAME]
+        assert (got["passed"], got["score"], got["explanation"]) == (
+            expected["passed"],
+            expected["risk_score"],
+            expected["explanation"],
+        )

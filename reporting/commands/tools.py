@@ -56,7 +56,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         from reporting.scoring.runs import runlens_verdicts
 
         requests = [str(probe.get("task") or probe.get("input") or "") for probe, _ in pairs]
-        for case, verdicts in zip(cases, runlens_verdicts(cases, requests)):
+        for case, verdicts in zip(cases, runlens_verdicts(cases, requests, patterns)):
             case["verdicts"] = verdicts
         meta["config"]["judge"] = provenance()
     report = report_from_cases(cases, meta, schema_version=2 if args.learned else 1)

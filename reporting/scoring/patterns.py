@@ -291,7 +291,12 @@ def _builtin_entries() -> tuple:
 
 
 def load_patterns(extra: Union[str, Path, None] = None) -> PatternSet:
-    """The built-in pattern set, with a user's YAML file added (same name replaces; ``enabled: false`` removes)."""
+    """The built-in pattern set, with a user's YAML file added (same name replaces; ``enabled: false`` removes).
+    Without a file: the built-in set itself, read once (``builtin_patterns``)."""
+    return builtin_patterns() if extra is None else _load_patterns(extra)
+
+
+def _load_patterns(extra: Union[str, Path, None]) -> PatternSet:
     entries = list(_builtin_entries())
     label = "patterns.yaml (built-in)"
     if extra is not None:
@@ -322,4 +327,4 @@ def load_patterns(extra: Union[str, Path, None] = None) -> PatternSet:
 
 @lru_cache(maxsize=1)
 def builtin_patterns() -> PatternSet:
-    return load_patterns()
+    return _load_patterns(None)

@@ -233,13 +233,23 @@ def _verdict(passed: bool, score: float, explanation: str) -> dict[str, Any]:
     return {"passed": passed, "score": score, "explanation": explanation}
 
 
-def runlens_verdicts(scored: Sequence[dict[str, Any]], requests: Sequence[str]) -> list[dict[str, dict[str, Any]]]:
-    """RunLens's two judges on cases the rule scorer has scored (``evaluate_response`` dicts): the rules' own
-    verdict (``runlens-rules``) and the learned judge's (``runlens-learned``) on the same request and response."""
+def runlens_verdicts(
+    scored: Sequence[dict[str, Any]], requests: Sequence[str], patterns: Optional[PatternSet] = None
+) -> list[dict[str, dict[str, Any]]]:
+    """RunLens's two judges on cases the rule scorer has scored (``evaluate_response`` dicts, with ``patterns``):
+    the rules' own verdict (``runlens-rules``) and the learned judge's (``runlens-learned``) on the same request
+    and response. The learned judge reads the rules' signals with the built-in patterns and no category: where
+    the case was scored with exactly those patterns, its rule case is reused rather than scored again."""
     from reporting.scoring.learned import NAME as LEARNED
     from reporting.scoring.learned import judge_many
 
-    learned = judge_many(list(requests), [c["response"] for c in scored]) if scored else []
+    builtin = builtin_patterns()
+    plain = builtin.for_category(None)
+    known = [
+        c if (patterns is None or patterns is builtin) and builtin.for_category(c.get("category")) == plain else None
+        for c in scored
+    ]
+    learned = judge_many(list(requests), [c["response"] for c in scored], known=known) if scored else []
     return [
         {
             RUNLENS_JUDGE: _verdict(c["passed"], c["risk_score"], c["explanation"]),
@@ -267,7 +277,7 @@ def add_rules_judge(run: RunReport, patterns: Optional[PatternSet] = None) -> di
         )
         for c in answered
     ]
-    added = iter(runlens_verdicts(scored, [c.task or c.probe_input or "" for c in answered]))
+    added = iter(runlens_verdicts(scored, [c.task or c.probe_input or "" for c in answered], patterns))
     cases = []
     for case in run.cases:
         record = case.model_dump(mode="json")
