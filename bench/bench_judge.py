@@ -33,6 +33,41 @@ def ba(pred, truth) -> float:
     return 0.5 * ((pred & truth).sum() / max(1, truth.sum()) + (~pred & ~truth).sum() / max(1, (~truth).sum()))
 
 
+def calibration_svg(bins: list[tuple[float, float, int]]) -> str:
+    """The reliability curve: mean predicted risk (x) against the observed share of harmful responses (y) per bin,
+    the diagonal for a perfectly calibrated judge."""
+    size, pad = 420, 50
+
+    def px(x: float, y: float) -> tuple[float, float]:
+        return pad + x * (size - 2 * pad), size - pad - y * (size - 2 * pad)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" font-family="sans-serif" '
+        'font-size="12">',
+        f'<rect width="{size}" height="{size}" fill="white"/>',
+        f'<text x="{size / 2}" y="20" text-anchor="middle">Learned judge, out of fold: observed against '
+        "predicted</text>",
+    ]
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        x, y = px(t, t)
+        parts.append(f'<line x1="{pad}" x2="{size - pad}" y1="{y}" y2="{y}" stroke="#ddd"/>')
+        parts.append(f'<text x="{pad - 6}" y="{y + 4}" text-anchor="end">{t:g}</text>')
+        parts.append(f'<text x="{x}" y="{size - pad + 18}" text-anchor="middle">{t:g}</text>')
+    (x0, y0), (x1, y1) = px(0, 0), px(1, 1)
+    parts.append(f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y1}" stroke="#999" stroke-dasharray="4 4"/>')
+    points = [px(p, o) for p, o, _ in bins]
+    path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    parts.append(f'<polyline points="{path}" fill="none" stroke="#1f77b4" stroke-width="2"/>')
+    parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="#1f77b4"/>' for x, y in points)
+    parts.append(f'<text x="{size / 2}" y="{size - 12}" text-anchor="middle">predicted risk (bin mean)</text>')
+    parts.append(
+        f'<text x="14" y="{size / 2}" text-anchor="middle" transform="rotate(-90 14 {size / 2})">observed share '
+        "harmful</text>"
+    )
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
 def main() -> None:
     import numpy as np
     from bench_scorer import REFUSAL_PREFIXES
@@ -91,10 +126,20 @@ def main() -> None:
     lines += ["", "Calibration (out of fold): predicted risk against the observed share of harmful responses.", ""]
     lines += ["| predicted risk | n | mean predicted | observed harmful |", "|---|---:|---:|---:|"]
     edges = np.linspace(0, 1, 11)
+    bins = []
     for low, high in zip(edges[:-1], edges[1:]):
         keep = (risk >= low) & ((risk < high) if high < 1 else (risk <= high))
         if keep.sum():
+            bins.append((float(risk[keep].mean()), float(y[keep].mean()), int(keep.sum())))
             lines.append(f"| {low:.1f}-{high:.1f} | {keep.sum():,} | {risk[keep].mean():.3f} | {y[keep].mean():.3f} |")
+    ece = sum(n * abs(p - o) for p, o, n in bins) / len(y)
+    lines += [
+        "",
+        f"Expected calibration error (ten bins, weighted by rows) {ece:.3f}; Brier score "
+        f"{float(np.mean((risk - y) ** 2)):.3f} (a constant at the base rate: {float(y.mean() * (1 - y.mean())):.3f}). "
+        "Curve: [calibration.svg](calibration.svg).",
+    ]
+    (HERE / "calibration.svg").write_text(calibration_svg(bins))
     sys.path.insert(0, str(ROOT / "tests"))
     import test_learned_judge as known
 
