@@ -184,3 +184,65 @@ def test_intervals_by_hand(metrics):
     n_eff = 42.25 / 8.75
     assert o["severity_weighted_pass_rate_ci"] == [approx(v) for v in wilson(2 / 6.5 * n_eff, n_eff)]
     assert metrics["by_category"]["alpha"]["pass_rate_ci"] == [approx(v) for v in wilson(1, 2)]
+
+
+def _run_with_ties(n: int = 3000):
+    """A run whose weighted risks tie by the hundred, repetitions (probe groups on three cases in four), two
+    categories that are prefixes of each other and failure modes on most failures."""
+    import random
+
+    rng = random.Random(7)
+    cases = []
+    for i in range(n):
+        risk = rng.choice([0.2, 0.4, 0.6, 0.8])
+        record = case(
+            f"p{rng.randrange(10**6):06d}-{i}",
+            rng.choice(["a", "ab", "b"]),
+            rng.choice(["low", "high"]),
+            risk < 0.5,
+            risk,
+        )
+        if i % 4:
+            record["probe_group"] = f"g{(i // 2) % 300}"  # neighbours share a group, as repetitions do
+        if risk >= 0.5:
+            record["detected_failure_modes"] = rng.sample(["jailbreak", "leak", "bias"], rng.randint(0, 2))
+        cases.append(record)
+    document = {"schema_version": 2, "run": {"run_id": "ties", "model": "m"}, "cases": cases}
+    return reporting.read_run(__import__("json").dumps(document).encode())
+
+
+def test_figures_of_filtered_views_equal_plain_references():
+    """The integer-coded counting (categories, severities, repetition keys, ties at the worst-case cutoff) gives what
+    a plain Python spelling of each figure gives, on the whole run and on filtered views of it."""
+    from collections import Counter
+
+    from reporting.analysis.filters import Filters
+    from reporting.analysis.metrics import aggregate_metrics, cases_frame
+    from reporting.analysis.repetitions import probe_counts
+
+    frame = cases_frame(_run_with_ties())
+    for filters in (Filters(), Filters(outcome="fail"), Filters(severities=("high",)), Filters(categories=("ab",))):
+        view = filters.apply(frame)
+        m = aggregate_metrics(view)
+        rows = list(view[["probe_id", "category", "severity", "passed", "risk_score", "weighted_risk"]].itertuples())
+        assert m["counts"]["categories"] == len({r.category for r in rows})
+        for name in {r.category for r in rows}:
+            mine = [r for r in rows if r.category == name]
+            assert m["by_category"][name]["n"] == len(mine)
+            assert m["by_category"][name]["risk_mean"] == approx(sum(r.risk_score for r in mine) / len(mine))
+            assert m["by_category"][name]["high_failures"] == sum(
+                1 for r in mine if not r.passed and r.severity == "high"
+            )
+        for tier in ("low", "high", "critical"):
+            assert m["by_severity"][tier]["failed"] == sum(1 for r in rows if r.severity == tier and not r.passed)
+        ranked = sorted(rows, key=lambda r: (-round(r.weighted_risk, 12), -round(r.risk_score, 12), r.probe_id))
+        assert [w["probe_id"] for w in m["worst_cases"]] == [r.probe_id for r in ranked[:10]]
+        modes = Counter(mode for modes in view["detected_failure_modes"] for mode in modes)
+        assert m["failure_modes"] == dict(sorted(modes.items(), key=lambda kv: (-kv[1], kv[0])))
+        keys = [g if isinstance(g, str) and g else p for p, g in zip(view["probe_id"], view["probe_group"])]
+        expected = {
+            k: (keys.count(k), sum(1 for key, ok in zip(keys, view["passed"]) if key == k and not ok))
+            for k in dict.fromkeys(keys)
+        }
+        assert probe_counts(view) == [(k, a, b) for k, (a, b) in expected.items()]
+        assert probe_counts(view.drop(columns="probe_key")) == probe_counts(view)

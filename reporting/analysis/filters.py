@@ -8,6 +8,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from reporting.analysis.grouping import severity_mask
 from reporting.format.schema import SEVERITIES
 
 # The one set of fields a case search looks in: the dashboard, the command line and the HTML handout.
@@ -42,7 +43,7 @@ class Filters:
         if self.categories:
             mask &= frame["category"].isin(self.categories).to_numpy()
         if self.severities:
-            mask &= frame["severity"].astype(str).isin(self.severities).to_numpy()
+            mask &= severity_mask(frame, self.severities)
         if self.outcome:
             mask &= frame["passed"].to_numpy(dtype=bool) == (self.outcome == "pass")
         if self.failure_modes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any, Optional
 
+import numpy as np
 import pandas as pd
 
 from reporting.analysis.stats import wilson
@@ -21,10 +22,9 @@ def verdicts_by_judge(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]
     if "verdicts" not in frame:
         return by_judge
     values = frame["verdicts"].to_numpy(dtype=object)
-    present = pd.notna(values)  # cases without verdicts are skipped in C
+    # cases without verdicts (missing or empty) are skipped in C
+    present = pd.notna(values) & np.fromiter(map(bool, values), dtype=bool, count=len(values))
     for index, verdicts in zip(frame.index.to_numpy()[present].tolist(), values[present].tolist()):
-        if not verdicts:
-            continue
         for name, verdict in verdicts.items():
             passed = verdict.passed if hasattr(verdict, "passed") else verdict.get("passed")
             by_judge.setdefault(str(name), {})[index] = passed

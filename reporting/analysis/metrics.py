@@ -6,13 +6,17 @@ values: floats, ints, lists and dicts, with ``None`` where a figure has no defin
 
 from __future__ import annotations
 
+import heapq
 import operator
+from collections import Counter
+from itertools import chain
 from typing import Any, Optional, Union
 
 import numpy as np
 import pandas as pd
 
 from reporting._gc import gc_paused
+from reporting.analysis.grouping import Groups, probe_keys, severity_codes
 from reporting.analysis.judges import judge_agreement, judge_figures, verdicts_by_judge
 from reporting.analysis.repetitions import repetition_figures
 from reporting.analysis.stats import LOW_N, mean_interval, weighted_wilson, wilson
@@ -42,6 +46,7 @@ FRAME_COLUMNS = (
     "source_id",
     "extra",
     "has_conversation",  # the case carries a multi-turn conversation: the self-contradiction rubric applies
+    "probe_key",  # the repetition key (probe_group, else probe_id) as an integer, in order of first appearance
 )
 
 
@@ -111,6 +116,7 @@ def _cases_frame(all_cases: list[Case], positions: Optional[list[int]] = None) -
     extras = tuple(c.__pydantic_extra__ or {} for c in cases)
     data["extra"] = _column("extra", extras, n)
     data["has_conversation"] = _derive_self_contradiction(data["detected_failure_modes"], extras)
+    data["probe_key"] = probe_keys(data["probe_id"], data["probe_group"])
     frame = pd.DataFrame(data, copy=False)
     if positions is not None:
         frame.index = pd.Index(positions, dtype=np.int64)
@@ -164,8 +170,9 @@ def _stat(values: np.ndarray, how: str) -> Optional[float]:
     raise ValueError(how)
 
 
-def counts(frame: pd.DataFrame, errors: int = 0) -> dict[str, int]:
+def counts(frame: pd.DataFrame, errors: int = 0, categories: Optional[Groups] = None) -> dict[str, int]:
     """Evaluated cases (passed + failed), errors (not evaluated) and all cases."""
+    categories = categories if categories is not None else Groups(frame["category"])
     passed = int(frame["passed"].sum())
     return {
         "cases": int(len(frame)) + errors,
@@ -173,7 +180,7 @@ def counts(frame: pd.DataFrame, errors: int = 0) -> dict[str, int]:
         "passed": passed,
         "failed": int(len(frame)) - passed,
         "errors": errors,
-        "categories": int(frame["category"].nunique()),
+        "categories": len(categories),
     }
 
 
@@ -220,27 +227,24 @@ def overall(frame: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def by_category(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+def by_category(frame: pd.DataFrame, groups: Optional[Groups] = None) -> dict[str, dict[str, Any]]:
     result: dict[str, dict[str, Any]] = {}
-    numeric = frame[
-        [
-            "category",
-            "passed",
-            "severity",
-            "risk_score",
-            "weighted_risk",
-            "safe_signal_hits",
-            "unsafe_signal_hits",
-            "boundary_or_refusal_signal",
-        ]
-    ]  # no text columns to copy per group
-    for category, group in sorted(numeric.groupby("category", sort=False, observed=True), key=lambda kv: kv[0]):
-        failed = ~group["passed"].to_numpy(dtype=bool)
-        severity = group["severity"].astype(str).to_numpy()
-        risk = group["risk_score"].to_numpy(dtype=float)
-        n_group = int(len(group))
-        n_passed = int(group["passed"].sum())
-        n_boundary = int(group["boundary_or_refusal_signal"].sum())
+    groups = groups if groups is not None else Groups(frame["category"])
+    order = groups.order  # every column in group order once; each group is then one slice, in the run's order
+    passed = frame["passed"].to_numpy(dtype=bool)[order]
+    severity = severity_codes(frame)[order]
+    risk_all = frame["risk_score"].to_numpy(dtype=float)[order]
+    weighted = frame["weighted_risk"].to_numpy(dtype=float)[order]
+    safe = frame["safe_signal_hits"].to_numpy(dtype=float)[order]
+    unsafe = frame["unsafe_signal_hits"].to_numpy(dtype=float)[order]
+    boundary = frame["boundary_or_refusal_signal"].to_numpy(dtype=bool)[order]
+    critical, high = SEVERITIES.index("critical"), SEVERITIES.index("high")
+    for category, part in groups.sorted_by_name():
+        failed = ~passed[part]
+        risk = risk_all[part]
+        n_group = int(part.stop - part.start)
+        n_passed = int(passed[part].sum())
+        n_boundary = int(boundary[part].sum())
         result[str(category)] = {
             "n": n_group,
             "low_n": n_group < LOW_N,
@@ -249,11 +253,11 @@ def by_category(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
             "risk_mean": _stat(risk, "mean"),
             "risk_mean_ci": mean_interval(risk),
             "risk_median": _stat(risk, "median"),
-            "weighted_risk_mean": _stat(group["weighted_risk"].to_numpy(dtype=float), "mean"),
-            "critical_failures": int((failed & (severity == "critical")).sum()),
-            "high_failures": int((failed & (severity == "high")).sum()),
-            "safe_hits_mean": _stat(group["safe_signal_hits"].to_numpy(dtype=float), "mean"),
-            "unsafe_hits_mean": _stat(group["unsafe_signal_hits"].to_numpy(dtype=float), "mean"),
+            "weighted_risk_mean": _stat(weighted[part], "mean"),
+            "critical_failures": int((failed & (severity[part] == critical)).sum()),
+            "high_failures": int((failed & (severity[part] == high)).sum()),
+            "safe_hits_mean": _stat(safe[part], "mean"),
+            "unsafe_hits_mean": _stat(unsafe[part], "mean"),
             "boundary_rate": _ratio(n_boundary, n_group),
             "boundary_rate_ci": wilson(n_boundary, n_group),
         }
@@ -261,11 +265,11 @@ def by_category(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 
 def by_severity(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    severity = frame["severity"].astype(str).to_numpy()
+    severity = severity_codes(frame)
     passed = frame["passed"].to_numpy(dtype=bool)
     result = {}
-    for tier in SEVERITIES:
-        mask = severity == tier
+    for code, tier in enumerate(SEVERITIES):
+        mask = severity == code
         n = int(mask.sum())
         n_passed = int((passed & mask).sum())
         result[tier] = {
@@ -281,10 +285,7 @@ def by_severity(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 def failure_mode_counts(frame: pd.DataFrame) -> dict[str, int]:
     """Count of each detected failure mode, most frequent first (ties by name)."""
-    tally: dict[str, int] = {}
-    for modes in frame["detected_failure_modes"]:
-        for mode in modes:
-            tally[mode] = tally.get(mode, 0) + 1
+    tally = Counter(chain.from_iterable(filter(None, frame["detected_failure_modes"].to_numpy(dtype=object).tolist())))
     return dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
@@ -322,8 +323,17 @@ def worst_cases(frame: pd.DataFrame, limit: int = WORST_CASES) -> list[dict[str,
     else:
         candidates = np.arange(len(weighted))
     risk = np.round(frame["risk_score"].to_numpy(dtype=float)[candidates], 12)
-    ids = frame["probe_id"].to_numpy(dtype=object)[candidates]
-    order = candidates[np.lexsort((ids, -risk, -weighted[candidates]))][:limit]
+    weighted = weighted[candidates]
+    if len(candidates) > limit:  # many cases tie at the cutoff: probe ids are compared among the tied ones only
+        by_value = np.lexsort((-risk, -weighted))[limit - 1]
+        better = (weighted > weighted[by_value]) | ((weighted == weighted[by_value]) & (risk > risk[by_value]))
+        tied = np.flatnonzero((weighted == weighted[by_value]) & (risk == risk[by_value]))
+        tied_ids = frame["probe_id"].iloc[candidates[tied]].to_numpy(dtype=object).tolist()
+        picked = heapq.nsmallest(limit - int(better.sum()), range(len(tied)), key=tied_ids.__getitem__)
+        keep = np.concatenate([np.flatnonzero(better), tied[sorted(picked)]]).astype(np.int64)
+        candidates, risk, weighted = candidates[keep], risk[keep], weighted[keep]
+    ids = frame["probe_id"].iloc[candidates].to_numpy(dtype=object)
+    order = candidates[np.lexsort((ids, -risk, -weighted))][:limit]
     top = frame.iloc[order]
     return [
         {
@@ -354,11 +364,12 @@ def aggregate_metrics(run_or_frame: Union[RunReport, pd.DataFrame], errors: Opti
     frame = as_frame(run_or_frame)
     if errors is None:
         errors = sum(1 for c in run_or_frame.cases if c.passed is None) if isinstance(run_or_frame, RunReport) else 0
-    categories = by_category(frame)
+    groups = Groups(frame["category"])  # once, for the count of categories and the figures of each
+    categories = by_category(frame, groups)
     by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
     every = len(frame) + errors
     return {
-        "counts": counts(frame, errors),
+        "counts": counts(frame, errors, groups),
         "overall": {
             **overall(frame),
             "error_rate": _ratio(errors, every),

@@ -213,10 +213,11 @@ def clear_filters(key: str) -> None:
 
 
 def _filters_sidebar(data: RunData, digest: str) -> Filters:
-    frame = data.frame
     st.sidebar.subheader("Filters")
     key = digest[:12]
-    categories = st.sidebar.multiselect("Category", sorted(frame["category"].unique()), key=f"f_cat_{key}")
+    # the run's categories as its figures name them (counted once when the run was loaded), not a scan per rerun
+    names = sorted(data.metrics["by_category"])
+    categories = st.sidebar.multiselect("Category", names, key=f"f_cat_{key}")
     severities = st.sidebar.multiselect("Severity", list(SEVERITIES), key=f"f_sev_{key}")
     outcome = st.sidebar.radio("Outcome", ["all", "pass", "fail"], horizontal=True, key=f"f_out_{key}")
     modes = st.sidebar.multiselect("Failure mode", data.failure_mode_names, key=f"f_mode_{key}")

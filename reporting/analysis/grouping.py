@@ -1,0 +1,62 @@
+"""Integer codes of a case frame's keys, so that the figures of a run of a million cases (and of every filtered view
+of it, on each dashboard rerun) are counted over integers rather than over a million Python strings.
+
+Every helper gives exactly the groups and the order the pandas spelling gave (``groupby`` of a column, ``astype(str)
+== tier``), so the figures are the same to the last bit: each group's values stay in the run's order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reporting.format.schema import SEVERITIES
+
+
+def severity_codes(frame: pd.DataFrame) -> np.ndarray:
+    """Each case's severity as its position in SEVERITIES (-1: none of them)."""
+    column = frame["severity"]
+    if isinstance(column.dtype, pd.CategoricalDtype) and list(column.cat.categories) == list(SEVERITIES):
+        return column.cat.codes.to_numpy(dtype=np.int64)
+    lookup = {tier: i for i, tier in enumerate(SEVERITIES)}
+    return np.fromiter((lookup.get(str(s), -1) for s in column), dtype=np.int64, count=len(column))
+
+
+def severity_mask(frame: pd.DataFrame, tiers: Any) -> np.ndarray:
+    """The cases whose severity is one of ``tiers``."""
+    wanted = [SEVERITIES.index(t) for t in tiers if t in SEVERITIES]
+    return np.isin(severity_codes(frame), wanted)
+
+
+class Groups:
+    """The cases of a frame grouped by the values of one column (missing values in no group): ``names`` in order
+    of first appearance, ``order`` the case positions sorted by group with each group's cases in the frame's order,
+    ``bounds`` where each group's positions start and end in ``order``."""
+
+    def __init__(self, values: Any) -> None:
+        codes, uniques = pd.factorize(np.asarray(values, dtype=object), sort=False)
+        self.names: list[Any] = list(uniques)
+        self.order = np.argsort(codes, kind="stable")[int((codes < 0).sum()) :]  # missing values (-1) first, cut
+        self.bounds = np.concatenate([[0], np.cumsum(np.bincount(codes[codes >= 0], minlength=len(uniques)))])
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def sorted_by_name(self) -> list[tuple[Any, slice]]:
+        """(name, the group's slice of ``order``), names ascending."""
+        ranked = sorted(range(len(self.names)), key=lambda k: self.names[k])
+        return [(self.names[k], slice(int(self.bounds[k]), int(self.bounds[k + 1]))) for k in ranked]
+
+
+def probe_keys(probe_ids: Any, groups: Any) -> np.ndarray:
+    """Each case's repetition key as an integer, in order of first appearance: its ``probe_group`` where it has one,
+    else its ``probe_id`` (garak's generations of one attempt, Inspect's epochs of one sample)."""
+    ids = pd.Series(np.asarray(probe_ids, dtype=object), dtype=object, copy=False)
+    grouped = pd.Series(np.asarray(groups, dtype=object), dtype=object, copy=False)
+    has_group = (grouped.notna() & (grouped != "")).to_numpy(dtype=bool)
+    keys = ids.where(~has_group, grouped) if has_group.any() else ids
+    # a group and a probe id of the same text are one key: the same spelling the per-row keys had
+    codes, _ = pd.factorize(keys.astype(object).to_numpy(dtype=object), sort=False)
+    return codes.astype(np.int64)
