@@ -31,6 +31,8 @@ def _records(path):
 
 
 def test_confirm_overturn_and_sign_off_in_the_browser(tmp_path):
+    from playwright.sync_api import expect
+
     path = _run(tmp_path / "runs")
     record = {}
     with streamlit_server(tmp_path / "runs") as url, browser() as b:
@@ -44,7 +46,9 @@ def test_confirm_overturn_and_sign_off_in_the_browser(tmp_path):
         page.get_by_role("button", name="Confirm").click()
         page.get_by_text("Recorded: p2 fail").wait_for(timeout=60000)
         page.get_by_text("p3 | d | high | judged fail").wait_for(timeout=60000)
-        page.get_by_label("Reason (required to overturn)").fill(HOSTILE_REASON)
+        reason = page.get_by_label("Reason (required to overturn)")
+        expect(reason).to_have_count(1, timeout=60000)  # the previous case's form has left the page after the rerun
+        reason.fill(HOSTILE_REASON)
         page.keyboard.press("Control+Enter")
         page.wait_for_timeout(1500)
         page.get_by_role("button", name="Overturn to pass").click()

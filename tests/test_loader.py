@@ -190,3 +190,36 @@ def test_round_trip_read_recompute_write_read(hand_report, tmp_path):
     assert second["drift"] == []  # the written aggregates agree with themselves
     assert second["aggregate_metrics"] == report["aggregate_metrics"]
     assert second["observability"] == report["observability"]
+
+
+def test_cases_validated_in_chunks_keep_every_problem_and_every_good_case(monkeypatch):
+    """Cases are validated a chunk at a time (the parsed dicts of a chunk let go once its cases are made): a bad case
+    in a later chunk is named by its own index and the good cases around it are kept, in order."""
+    from reporting.format import reading
+
+    monkeypatch.setattr(reading, "_CHUNK", 3)
+    cases = [case(f"p{i}", "c", "low", True, 0.1) for i in range(8)]
+    cases[4]["risk_score"] = 7.0
+    cases[6]["probe_id"] = "p1"  # a duplicate, found after validation
+    result = reporting.load_run(json.dumps(cases).encode(), name="run.json")
+    assert [c.probe_id for c in result.run.cases] == ["p0", "p1", "p2", "p3", "p5", "p7"]
+    assert [p.path for p in result.problems] == ["cases[4].risk_score", "cases[6].probe_id"]
+
+
+def test_cases_share_what_pydantic_records_of_them_and_stay_unchanged():
+    """Cases that set the same fields share one set of their names; cases are frozen, and a changed copy has its
+    own set, so no case's record of its fields moves when another's does."""
+    from pydantic import ValidationError
+
+    records = [case("a", "c", "low", True, 0.1), case("b", "c", "low", True, 0.2), case("x", "c", "high", False, 0.9)]
+    records[2]["task"] = "a task"
+    run = reporting.read_run(json.dumps(records).encode())
+    a, b, x = run.cases
+    assert a.model_fields_set is b.model_fields_set and x.model_fields_set is not a.model_fields_set
+    assert a.model_fields_set == {"probe_id", "category", "severity", "passed", "risk_score"}
+    assert "task" in x.model_fields_set
+    with pytest.raises(ValidationError):
+        a.response = "changed"
+    copy = a.model_copy(update={"response": "changed"})
+    assert "response" in copy.model_fields_set and "response" not in b.model_fields_set
+    assert copy.response == "changed" and a.response is None

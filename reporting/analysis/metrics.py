@@ -101,10 +101,10 @@ def _split(cases: list[Case]) -> tuple[Optional[list[int]], list[int]]:
 def _cases_frame(all_cases: list[Case], positions: Optional[list[int]] = None) -> pd.DataFrame:
     cases = all_cases if positions is None else [all_cases[i] for i in positions]
     n = len(cases)
-    pick = operator.itemgetter(*_FIELDS)
-    rows = [pick(c.__dict__) for c in cases]
-    columns = list(zip(*rows)) if rows else [() for _ in _FIELDS]
-    data = {name: _column(name, values, n) for name, values in zip(_FIELDS, columns)}
+    fields = [c.__dict__ for c in cases]
+    # one column at a time: a million cases never held a second time as rows of every field
+    data = {name: _column(name, tuple(map(operator.itemgetter(name), fields)), n) for name in _FIELDS}
+    del fields
     severity = pd.Categorical(data["severity"], categories=SEVERITIES, ordered=True)
     stored_weights = data.pop("severity_weight")
     default_weights = np.array([DEFAULT_SEVERITY_WEIGHTS[s] for s in SEVERITIES])[severity.codes] if n else np.array([])

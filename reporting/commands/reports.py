@@ -92,7 +92,10 @@ def cmd_recompute(args: argparse.Namespace) -> int:
     from reporting.report.serialise import report_document
 
     report = _report(args, run)
-    document = report_document(report)
+    # A large run is written with each case on its line and the rest compact: the same JSON, minutes sooner; its
+    # case records are made one at a time as they are written, never all held at once.
+    large = report.shown > COMPACT_ABOVE
+    document = report_document(report, stream_cases=large and args.format != "parquet")
     if args.format == "parquet":
         if not args.output:
             raise BadInput("--format parquet: name the figures' file with -o OUT.json (the cases go beside it)")
@@ -104,8 +107,6 @@ def cmd_recompute(args: argparse.Namespace) -> int:
         document["cases_file"] = os.path.basename(table_path)
         write_case_table(case_table(run), table_path)
         _err(f"wrote {table_path}: the case table ({len(run.cases)} case(s), Parquet)")
-    # A large run is written with each case on its line and the rest compact: the same JSON, minutes sooner.
-    large = report.shown > COMPACT_ABOVE
     if args.output:
         _refuse_overwriting_input(args.output, args.run)
         write_atomic(args.output, document_chunks(document, compact_head=True) if large else dumps(document) + "\n")

@@ -78,8 +78,8 @@ def _arrow_error():
 def _read_document(data: bytes, label: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
     import msgspec
 
-    from reporting.format.migrate import upgrade
-    from reporting.format.reading import _check_header, _check_version
+    from reporting.format.migrate import check_version, upgrade
+    from reporting.format.reading import _check_header
     from reporting.format.strict_json import parse_json_text
 
     if not data.lstrip()[:1] == b"{":
@@ -98,7 +98,7 @@ def _read_document(data: bytes, label: str, columns: Optional[Sequence[str]]) ->
         raise NotMine
     del top
     version = header.get("schema_version", 1)
-    if _check_version(label, version):
+    if check_version(label, version):
         raise NotMine
     header.pop("cases")
     header, _ = upgrade(header, [], version)

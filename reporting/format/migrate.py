@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from reporting.format.problems import Problem
 from reporting.format.schema import SCHEMA_VERSION
 
 V2_CASE_FIELDS = frozenset({"error", "verdicts", "probe_group", "source_id"})
@@ -43,3 +44,22 @@ def upgrade(header: dict[str, Any], cases: list[Any], version: int) -> tuple[dic
         header, cases = STEPS[version](header, cases)
         version += 1
     return header, cases
+
+
+def check_version(label: str, version: Any) -> list[Problem]:
+    """What is wrong with a file's ``schema_version`` (nothing: an empty list); newer than this RunLens is refused."""
+    if isinstance(version, bool) or not isinstance(version, int):
+        return [Problem(label, "schema_version", "must be a whole number", version)]
+    if version > SCHEMA_VERSION:
+        return [
+            Problem(
+                label,
+                "schema_version",
+                f"version {version} is newer than this RunLens understands (up to {SCHEMA_VERSION}); "
+                "upgrade RunLens to read it",
+                version,
+            )
+        ]
+    if version < 1:
+        return [Problem(label, "schema_version", "must be 1 or more", version)]
+    return []

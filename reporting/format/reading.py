@@ -17,7 +17,7 @@ from typing import Any, BinaryIO, Optional, Union
 from pydantic import TypeAdapter, ValidationError
 
 from reporting._gc import gc_paused
-from reporting.format.migrate import upgrade
+from reporting.format.migrate import check_version, upgrade
 from reporting.format.problems import (  # re-exported: the reader's public names
     FileTooLarge,
     Problem,
@@ -148,6 +148,7 @@ def _stem(label: str) -> str:
 
 
 _parse_json = parse_json_text
+_CHUNK = 20_000  # cases validated at a time
 
 
 def _validate_cases(
@@ -156,28 +157,43 @@ def _validate_cases(
     prefixes: Optional[list[str]] = None,
     bad: frozenset = frozenset(),
     version: int = SCHEMA_VERSION,
+    release: bool = False,
 ) -> tuple[list[Case], list[Problem]]:
     """Validate parsed cases; return the valid ones (in order) and one problem per thing wrong.
 
-    ``bad``: indices of cases already found wrong while parsing (their problems are listed by the caller)."""
+    ``bad``: indices of cases already found wrong while parsing (their problems are listed by the caller).
+    ``release``: the caller owns ``raw_cases`` and lets each chunk of it go (set to None) once validated."""
     prefix = _prefixer(prefixes)
     problems: list[Problem] = []
-    indexed: Optional[list[tuple[int, Case]]] = None
-    if not bad:
-        try:
-            indexed = list(enumerate(_CASES_ADAPTER.validate_python(raw_cases)))
-        except ValidationError:
-            indexed = None
-    if indexed is None:
-        # Only when something is wrong: case by case, to keep the good ones and name each problem.
-        indexed = []
-        for i, raw in enumerate(raw_cases):
-            if i in bad:
-                continue
+    indexed: list[tuple[int, Case]] = []
+    field_sets: dict[frozenset, set[str]] = {}
+    for start in range(0, len(raw_cases), _CHUNK):
+        chunk, made = raw_cases[start : start + _CHUNK], len(indexed)
+        valid: Optional[list[Case]] = None
+        if not bad:
             try:
-                indexed.append((i, Case.model_validate(raw)))
-            except ValidationError as case_error:
-                problems.extend(_problems_from_validation(file, prefix(i), case_error))
+                valid = _CASES_ADAPTER.validate_python(chunk)
+            except ValidationError:
+                valid = None
+        if valid is not None:
+            indexed.extend(enumerate(valid, start))
+        else:
+            # Only when something is wrong: case by case, to keep the good ones and name each problem.
+            for i, raw in enumerate(chunk, start):
+                if i in bad:
+                    continue
+                try:
+                    indexed.append((i, Case.model_validate(raw)))
+                except ValidationError as case_error:
+                    problems.extend(_problems_from_validation(file, prefix(i), case_error))
+        for _, case in indexed[made:]:
+            # Cases that set the same fields share one record of which they set (pydantic keeps a set per case:
+            # 0.7 GB of a million-case run). Cases are frozen: no assignment adds to a shared set; model_copy copies.
+            fields = case.__pydantic_fields_set__
+            object.__setattr__(case, "__pydantic_fields_set__", field_sets.setdefault(frozenset(fields), fields))
+        if release:  # the parsed dicts of a chunk go as soon as its cases are made: never both whole runs at once
+            raw_cases[start : start + _CHUNK] = [None] * len(chunk)
+        del chunk
     kept, screen_problems = _screen_cases(file, indexed, prefix, version)
     problems.extend(screen_problems)
     problems.sort(key=lambda p: _problem_order(p.path))
@@ -286,24 +302,6 @@ def _parse_document(
     return header, raw_cases, None, problems, frozenset(bad)
 
 
-def _check_version(label: str, version: Any) -> list[Problem]:
-    if isinstance(version, bool) or not isinstance(version, int):
-        return [Problem(label, "schema_version", "must be a whole number", version)]
-    if version > SCHEMA_VERSION:
-        return [
-            Problem(
-                label,
-                "schema_version",
-                f"version {version} is newer than this RunLens understands (up to {SCHEMA_VERSION}); "
-                "upgrade RunLens to read it",
-                version,
-            )
-        ]
-    if version < 1:
-        return [Problem(label, "schema_version", "must be 1 or more", version)]
-    return []
-
-
 def _check_header(label: str, header: dict[str, Any], problems: list[Problem]) -> tuple[RunMeta, dict[str, Any]]:
     """Run metadata (derived from the file name where missing), stored figures and extra top-level fields."""
     raw_meta = header.get("run")
@@ -371,16 +369,17 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
         header, raw_cases = {k: v for k, v in document.items() if k != "cases"}, document["cases"]
     else:
         header, raw_cases, prefixes, problems, bad = _parse_document(label, text)
+    del text  # the parsed document holds what is needed (a run of a million cases: a gigabyte less)
     if header is None:
         return LoadResult(label, None, problems)
     version = header.get("schema_version", 1)
-    version_problems = _check_version(label, version)
+    version_problems = check_version(label, version)
     if version_problems:
         return LoadResult(label, None, version_problems)
     header, raw_cases = upgrade(header, raw_cases, version)
     # JSONL lines that did not parse count too
     cases_in_file = len(raw_cases) + (len({p.path.split(".")[0] for p in problems}) if prefixes is not None else 0)
-    cases, case_problems = _validate_cases(label, raw_cases, prefixes, bad, version)
+    cases, case_problems = _validate_cases(label, raw_cases, prefixes, bad, version, release=imported is None)
     problems = problems + case_problems
 
     meta, stored = _check_header(label, header, problems)

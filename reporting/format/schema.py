@@ -61,9 +61,10 @@ class Verdict(BaseModel):
 
 
 class Case(BaseModel):
-    """One probe's score: what was asked, what came back, and how it was judged."""
+    """One probe's score: what was asked, what came back, and how it was judged. Frozen: a case read is never
+    changed in place (a changed case is a ``model_copy``), so cases can share what pydantic records of them."""
 
-    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False, frozen=True)
 
     probe_id: StrictStr = Field(min_length=1, description="Identifier of the probe, unique within the run.")
     category: StrictStr = Field(description="Threat family of the probe, e.g. 'prompt_injection'.")

@@ -11,7 +11,7 @@ row form, which is how a test shows the two outputs are one document.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal, Optional
 
 from reporting.format.schema import SCHEMA_VERSION
@@ -60,9 +60,13 @@ def _derived(detected: list[str], stored: list[str]) -> list[str]:
 def case_records(report: Report) -> list[dict[str, Any]]:
     """Each kept case as the file gave it, with the effective severity weight, the recomputed weighted risk and
     the failure modes RunLens derived."""
+    return list(iter_case_records(report))
+
+
+def iter_case_records(report: Report) -> Iterator[dict[str, Any]]:
+    """``case_records`` one at a time: a writer that encodes each as it comes never holds them all."""
     cases = report.run.cases
     frame = report.frame
-    records = []
     for i, weight, weighted, detected in zip(
         frame.index.to_numpy(),
         frame["severity_weight"].tolist(),
@@ -74,8 +78,7 @@ def case_records(report: Report) -> list[dict[str, Any]]:
         record["severity_weight"] = weight
         record["weighted_risk"] = weighted
         record["derived_failure_modes"] = _derived(detected, case.detected_failure_modes)
-        records.append(record)
-    return records
+        yield record
 
 
 V2_OPTIONAL = ("error", "probe_group", "source_id")
@@ -118,12 +121,16 @@ def report_document(
     text_cap: Optional[int] = None,
     float_digits: Optional[int] = None,
     case_limit: Optional[int] = None,
+    stream_cases: bool = False,
 ) -> dict[str, Any]:
     """The report as one JSON-ready document (see the module's docstring for the column layout). With
     ``case_limit`` (the HTML of a large run), the column-form case table holds at most that many cases, failures
     first (worst first), then the passes of highest risk, and says so under ``cases.held``; every figure is still
-    over all cases."""
-    records = case_records(report)
+    over all cases. ``stream_cases`` (rows layout): ``cases`` is an iterator that makes each record as a writer
+    (``document_chunks``) asks for it, so a run of a million cases is never held twice."""
+    if stream_cases and (layout != "rows" or case_limit is not None):
+        raise ValueError("stream_cases: only the rows layout, without a case limit")
+    records: Any = iter_case_records(report) if stream_cases else case_records(report)
     obs = dict(report.observability_or_reason)
     held = None
     if layout == "columns" and case_limit is not None and len(records) > case_limit:
