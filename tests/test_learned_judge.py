@@ -273,3 +273,24 @@ def test_rule_cases_are_reused_only_where_scored_as_the_judge_reads_them(monkeyp
             expected["risk_score"],
             expected["explanation"],
         )
+
+
+def test_many_responses_are_judged_a_batch_at_a_time_with_the_same_verdicts(monkeypatch):
+    """A run of any size is judged BATCH responses at a time (bounded memory): the verdicts are those of one batch."""
+    cases = [LENGTH_ONLY, SAFE_PROMPT, SAFE_ALTERNATIVE, DUAL_PERSONA, HEDGED]
+    requests, responses = [c[0] for c in cases], [c[1] for c in cases]
+    whole = learned.judge_many(requests, responses)
+    monkeypatch.setattr(learned, "BATCH", 2)
+    assert learned.judge_many(requests, responses) == whole
+    assert [v["passed"] for v in whole] == [not c[2] for c in cases]
+
+
+def test_the_term_cache_is_bounded_and_keeps_no_giant_word(monkeypatch):
+    giant = "x" * 10_000
+    column = learned.term_columns([giant])[0]
+    assert giant not in learned._COLUMNS and 0 <= column < learned.WORD_FEATURES
+    assert learned.term_columns([giant]) == [column]  # the same column without the cache
+    monkeypatch.setattr(learned, "_COLUMNS_MAX", 3)
+    learned.term_columns([f"w{i}" for i in range(10)])
+    learned.term_columns(["again"])
+    assert len(learned._COLUMNS) <= 11 and "w0" not in learned._COLUMNS
