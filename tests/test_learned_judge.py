@@ -294,3 +294,46 @@ def test_the_term_cache_is_bounded_and_keeps_no_giant_word(monkeypatch):
     learned.term_columns([f"w{i}" for i in range(10)])
     learned.term_columns(["again"])
     assert len(learned._COLUMNS) <= 11 and "w0" not in learned._COLUMNS
+
+
+def test_the_judge_model_is_named_on_the_judges_page_and_in_the_html(tmp_path, monkeypatch):
+    """A run judged by the learned judge says which model judged it (name, version, training data fingerprint) on
+    the Judges page and in the exported HTML; a file's claim is text there, never markup, and a malformed one is
+    not shown."""
+    import json
+
+    from apptest import open_page
+    from streamlit.testing.v1 import AppTest
+
+    from reporting.analysis.judges import judge_provenance
+    from reporting.cli import main
+
+    suites = ROOT / "reporting" / "scoring" / "suites"
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    judged = folder / "judged.json"
+    probes, responses = (
+        suites / "agent-safety-core.probes.jsonl",
+        suites / "responses" / "acme-assistant-v2.responses.jsonl",
+    )
+    assert main(["score", "--probes", str(probes), "--responses", str(responses), "-o", str(judged), "--learned"]) == 0
+    model = learned.shipped_model()
+    sentence = judge_provenance({"judge": learned.provenance()})
+    assert sentence is not None and model.version in sentence and model.header["training_data"] in sentence
+    assert judge_provenance({"judge": {"name": "x", "version": 2}}) is None and judge_provenance([]) is None
+
+    monkeypatch.setenv("REPORTING_RUNS_DIR", str(folder))
+    monkeypatch.chdir(ROOT)
+    at = open_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=120), "judges").run()
+    assert not at.exception
+    assert any(t.value == f"Judge model: {sentence}" for t in at.text)
+
+    document = json.loads(judged.read_text())
+    document["run"]["config"]["judge"]["name"] = "<img src=x onerror=alert(1)>"
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(document))
+    out = tmp_path / "r.html"
+    assert main(["export", str(hostile), "-o", str(out)]) == 0
+    html = out.read_text()
+    assert '<p id="judge-provenance">Judge model: &lt;img src=x onerror=alert(1)&gt; version ' in html
+    assert "<img src=x" not in html

@@ -124,3 +124,16 @@ def disagreements(frame: pd.DataFrame, limit: int = 500) -> tuple[list[str], lis
         if len(rows) >= limit:
             break
     return names, rows
+
+
+def judge_provenance(config: Any) -> Optional[str]:
+    """The sentence saying which RunLens judge model judged the run (``run.config.judge``, written by ``score``):
+    its name, version and training data's fingerprint, as the file gives them (shown as text, never markup); None
+    when the run names none or names it in another shape."""
+    judge = config.get("judge") if isinstance(config, dict) else None
+    if not isinstance(judge, dict):
+        return None
+    name, version, data = (judge.get(k) for k in ("name", "version", "training_data"))
+    if not all(isinstance(v, str) for v in (name, version, data)):
+        return None
+    return f"{name} version {version}, trained on the data with fingerprint {data} (docs/scoring.md says what it is)."

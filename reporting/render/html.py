@@ -20,7 +20,7 @@ from reporting._gc import gc_paused
 from reporting._time import generated_at
 from reporting._version import __version__
 from reporting.analysis.filters import SEARCH_COLUMNS
-from reporting.analysis.judges import disagreements
+from reporting.analysis.judges import disagreements, judge_provenance
 from reporting.analysis.metrics import worst_first
 from reporting.analysis.registry import TRENDED
 from reporting.format.schema import SEVERITIES
@@ -168,6 +168,7 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
             "clip": CLIP,
         },
         "disputed": disagreements(report.frame, limit=HTML_DISPUTED_CAP),
+        "judge_provenance": judge_provenance(report.meta.config),
         "disputed_cap": HTML_DISPUTED_CAP,
         "repetitions": repetitions_reading(report.metrics.get("repetitions") or {}),
         "sampled_note": sampled_note(obs),

@@ -250,7 +250,7 @@ def rubrics_page() -> None:
 def judges_page() -> None:
     if not _needs_run("Judges"):
         return
-    from reporting.analysis.judges import disagreements
+    from reporting.analysis.judges import disagreements, judge_provenance
     from reporting.render.presentation import fmt_interval, fmt_percent
 
     view = shown_view()
@@ -279,6 +279,9 @@ def judges_page() -> None:
         ),
         hide_index=True,
     )
+    provenance = judge_provenance(view.meta.config)
+    if provenance is not None:
+        st.text(printable(f"Judge model: {provenance}"))
     st.subheader("Agreement between judges")
     if pairs:
         table(
