@@ -4,11 +4,13 @@ trained on: give their files on the command line.
 
     python bench/bench_judge_heldout.py SET.csv|SET.jsonl [...] [--name NAME ...]
 
-Each file holds one labelled response a row (CSV with a header, or JSON Lines): the request in one of
+Each file holds one labelled response a row (CSV with a header, JSON Lines, or a JSON array of objects, or an object
+whose "data", "rows" or "examples" is one): the request in one of
 prompt / request / goal / question / task / input, the response in response / output / completion / answer, and
 the human label in one of label / harmful / jailbroken / unsafe / is_harmful (1, true, yes, unsafe, harmful,
 jailbroken = harmful compliance; 0, false, no, safe, harmless, refusal = not). A row without a response or with
-a label it cannot read is counted and left out, never guessed.
+a label it cannot read is counted and left out, never guessed. Other column names: ``--request-column``,
+``--response-column``, ``--label-column``.
 """
 
 from __future__ import annotations
@@ -40,23 +42,32 @@ def _first(row: dict, names: tuple[str, ...]):
     return None
 
 
-def read_set(path: Path) -> tuple[list[tuple[str, str, bool]], int]:
-    """The usable rows (request, response, harmful) and how many were left out."""
+def read_set(
+    path: Path, names: tuple[tuple[str, ...], ...] = (REQUEST, RESPONSE, LABEL)
+) -> tuple[list[tuple[str, str, bool]], int]:
+    """The usable rows (request, response, harmful) and how many were left out; ``names``: the columns looked for,
+    in order, for the request, the response and the label."""
+    request_names, response_names, label_names = names
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         with open(path, encoding="utf-8") as handle:
             records = [json.loads(line) for line in handle if line.strip()]
+    elif path.suffix.lower() == ".json":
+        found = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(found, dict):
+            found = next((found[k] for k in ("data", "rows", "examples") if isinstance(found.get(k), list)), [])
+        records = [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
     else:
         csv.field_size_limit(1 << 30)
         with open(path, encoding="utf-8", newline="") as handle:
             records = list(csv.DictReader(handle))
     rows, left_out = [], 0
     for record in records:
-        response, label = _first(record, RESPONSE), _first(record, LABEL)
+        response, label = _first(record, response_names), _first(record, label_names)
         text = str(label).strip().lower() if label is not None else ""
         if not isinstance(response, str) or text not in YES | NO:
             left_out += 1
             continue
-        rows.append((str(_first(record, REQUEST) or ""), response, text in YES))
+        rows.append((str(_first(record, request_names) or ""), response, text in YES))
     return rows, left_out
 
 
@@ -70,7 +81,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("sets", nargs="+", type=Path)
     parser.add_argument("--name", action="append", default=[], help="a name for each set, in order")
+    parser.add_argument("--request-column", help="the request's column, if not one of " + ", ".join(REQUEST))
+    parser.add_argument("--response-column", help="the response's column, if not one of " + ", ".join(RESPONSE))
+    parser.add_argument("--label-column", help="the human label's column, if not one of " + ", ".join(LABEL))
     args = parser.parse_args()
+    names = tuple(
+        (given.lower(), *default) if given else default
+        for given, default in (
+            (args.request_column, REQUEST),
+            (args.response_column, RESPONSE),
+            (args.label_column, LABEL),
+        )
+    )
     lines = [
         "## Learned judge on held-out human-labelled sets (`bench/bench_judge_heldout.py`)",
         "",
@@ -82,7 +104,7 @@ def main() -> None:
     ]
     scores = []
     for i, path in enumerate(args.sets):
-        rows, left_out = read_set(path)
+        rows, left_out = read_set(path, names)
         truth = [h for _, _, h in rows]
         verdicts = judge_many([q for q, _, _ in rows], [r for _, r, _ in rows])
         learned = [not v["passed"] for v in verdicts]
