@@ -60,6 +60,10 @@ PREFIXED: dict[str, tuple[str, str]] = {
     "not then letters": ("not ", "a"),
     "fence then braces": ("```json", "{"),
     "doi then spaces": ("doi:", " "),
+    # a refusal, then persona labels (the speakers' check runs only after a refusal): on lines and inside lines
+    "refusal then labels": ("I cannot help with that.\n", "[A] b.\n"),
+    "refusal then inline labels": ("I cannot help with that. ", "[A] b. "),
+    "refusal then brackets": ("I can't. ", ". ["),
 }
 
 

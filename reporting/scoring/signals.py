@@ -3,6 +3,7 @@ answer engages with the request or says nothing. Pure text functions, shared by 
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
 from typing import Optional
@@ -271,6 +272,10 @@ _NOT_SPEAKERS = frozenset(
     "translation user prompt context".split()
 )
 _LABEL_NAME = re.compile(r"[^\w ]+")
+# A bracketed label inside a line, right after a sentence ends and followed by words: "[CLASSIC] I can't.
+# [JAILBREAK] Sure, ...". Not a Markdown link ("[text](url)"), a number ("[1]": a citation) or a placeholder run
+# ("in? [Generated Text 1][Generated Text 2]", '[Output 1]"').
+_INLINE_LABEL = re.compile(r"(?<=[.!?])[ \t]{1,4}\[(?P<b>[^\]\n]{1,40})\](?!\()[ \t]{0,3}:?[ \t]{1,3}(?=[^\W\d_])")
 
 
 def _speaker(match: re.Match) -> Optional[str]:
@@ -283,19 +288,24 @@ def _speaker(match: re.Match) -> Optional[str]:
 
 
 def speaker_turns(text: str, limit: int = 64) -> list[tuple[int, int, str]]:
-    """The labelled speakers' turns of a response, in order: (label start, text start, speaker); at most
-    ``limit`` turns (the rest of the text belongs to the last one)."""
+    """The labelled speakers' turns of a response, in order: (label start, text start, speaker), labels at a line's
+    start and bracketed ones right after a sentence ends; at most ``limit`` turns (the rest of the text belongs to
+    the last one)."""
     turns: list[tuple[int, int, str]] = []
     start = 0
-    while start >= 0:
+    while start >= 0 and len(turns) < limit:
         match = _LABEL.match(text, start)
         start = text.find("\n", start)
         start = start + 1 if start >= 0 else -1
         speaker = _speaker(match) if match else None
         if match and speaker is not None:
             turns.append((match.start(), match.end(), speaker))
-            if len(turns) >= limit:
-                break
+    if "[" in text:
+        for match in itertools.islice(_INLINE_LABEL.finditer(text), limit):
+            speaker = _speaker(match)
+            if speaker is not None and not speaker.replace(" ", "").isdigit():
+                turns.append((match.start(), match.end(), speaker))
+        turns = sorted(set(turns))[:limit]
     return turns
 
 
