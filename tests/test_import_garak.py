@@ -206,12 +206,13 @@ def test_the_html_report_has_the_judges_section(tmp_path):
     assert 'id="judges"' not in sample.read_text()  # one judge: no section
 
 
-def test_score_adds_runlens_rules_as_one_more_judge(tmp_path):
+def test_score_adds_runlens_rules_as_one_more_judge(tmp_path, capsys):
     from reporting.scoring.scorer import evaluate_response
 
     source = GARAK / "peers_repeat_small.report.jsonl"
     out = tmp_path / "judged.json"
     assert main(["score", "--run", str(source), "-o", str(out)]) == 0
+    assert "runlens-rules and runlens-learned judged 142 of 142 case(s)" in capsys.readouterr().err
     before, after = reporting.read_run(source), reporting.read_run(out)
     assert [c.passed for c in after.cases] == [c.passed for c in before.cases]  # garak's verdict stays primary
     assert after.run.source.tool == "garak"

@@ -70,7 +70,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def _score_run_as_judge(args: argparse.Namespace, patterns) -> int:
-    """RunLens's rule-based verdict added to a run (any format it reads) as one more judge, written to -o."""
+    """RunLens's two judges (rules and learned) added to a run (any format it reads), written to -o."""
+    from reporting.scoring.learned import NAME as LEARNED
     from reporting.scoring.runs import RUNLENS_JUDGE, add_rules_judge
 
     _refuse_overwriting_input(args.output, args.run)
@@ -79,7 +80,7 @@ def _score_run_as_judge(args: argparse.Namespace, patterns) -> int:
     document = add_rules_judge(run, patterns)
     write_atomic(args.output, dumps(document) + "\n")
     judged = sum(1 for c in document["cases"] if RUNLENS_JUDGE in (c.get("verdicts") or {}))
-    _err(f"wrote {args.output}: {RUNLENS_JUDGE} judged {judged} of {len(document['cases'])} case(s)")
+    _err(f"wrote {args.output}: {RUNLENS_JUDGE} and {LEARNED} judged {judged} of {len(document['cases'])} case(s)")
     return EXIT_OK
 
 
