@@ -50,13 +50,26 @@ class Groups:
         return [(self.names[k], slice(int(self.bounds[k]), int(self.bounds[k + 1]))) for k in ranked]
 
 
-def probe_keys(probe_ids: Any, groups: Any) -> np.ndarray:
-    """Each case's repetition key as an integer, in order of first appearance: its ``probe_group`` where it has one,
-    else its ``probe_id`` (garak's generations of one attempt, Inspect's epochs of one sample)."""
+def repetition_keys(probe_ids: Any, groups: Any = None) -> pd.Series:
+    """Each case's repetition key as text: its ``probe_group`` where it has one, else its ``probe_id`` (garak's
+    generations of one attempt, Inspect's epochs of one sample). The one spelling of the key."""
     ids = pd.Series(np.asarray(probe_ids, dtype=object), dtype=object, copy=False)
+    if groups is None:
+        return ids
     grouped = pd.Series(np.asarray(groups, dtype=object), dtype=object, copy=False)
     has_group = (grouped.notna() & (grouped != "")).to_numpy(dtype=bool)
-    keys = ids.where(~has_group, grouped) if has_group.any() else ids
-    # a group and a probe id of the same text are one key: the same spelling the per-row keys had
-    codes, _ = pd.factorize(keys.astype(object).to_numpy(dtype=object), sort=False)
+    return ids.where(~has_group, grouped) if has_group.any() else ids
+
+
+def probe_keys(probe_ids: Any, groups: Any) -> np.ndarray:
+    """``repetition_keys`` as integers, in order of first appearance (a group and a probe id of the same text are
+    one key)."""
+    codes, _ = pd.factorize(repetition_keys(probe_ids, groups).to_numpy(dtype=object), sort=False)
     return codes.astype(np.int64)
+
+
+def first_rows(codes: np.ndarray) -> np.ndarray:
+    """Where each code first appears, for codes that count up in order of first appearance (``pd.factorize``
+    without sorting): a code's first row is where it passes every earlier one."""
+    before = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
+    return np.flatnonzero(codes > before)

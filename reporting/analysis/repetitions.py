@@ -16,6 +16,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from reporting.analysis.grouping import first_rows, repetition_keys
 from reporting.analysis.stats import wilson
 
 MAX_K = 10  # hit@k is given for k = 1 .. min(most repetitions, MAX_K)
@@ -34,17 +35,14 @@ def hit_at_k(n: int, c: int, k: int) -> float:
 
 
 def _keys(frame: pd.DataFrame) -> pd.Series:
-    """Each case's repetition key as text: its probe_group where it has one, else its probe_id."""
-    if "probe_group" in frame and bool(frame["probe_group"].notna().any()):
-        groups = frame["probe_group"].astype(object)
-        return groups.where(groups.notna() & (groups != ""), frame["probe_id"].astype(object))
-    return frame["probe_id"]
+    """Each case's repetition key as text (``grouping.repetition_keys``)."""
+    return repetition_keys(frame["probe_id"], frame["probe_group"] if "probe_group" in frame else None)
 
 
-def _counts(frame: pd.DataFrame, judge: Optional[str] = None) -> tuple[pd.Index, np.ndarray, np.ndarray]:
-    """Per probe, in order of first appearance: its key, repetitions judged and failed."""
+def _counts(frame: pd.DataFrame, judge: Optional[str] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per probe, in order of first appearance: the row where it first appears, repetitions judged and failed."""
     if frame.empty:
-        return pd.Index([]), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     if judge is None:
         judged = np.ones(len(frame), dtype=np.int64)
         failed = (~frame["passed"].to_numpy(dtype=bool)).astype(np.int64)
@@ -58,37 +56,20 @@ def _counts(frame: pd.DataFrame, judge: Optional[str] = None) -> tuple[pd.Index,
                 verdicts.append(verdict.passed if hasattr(verdict, "passed") else verdict.get("passed"))
         judged = np.array([v is not None for v in verdicts], dtype=np.int64)
         failed = np.array([v is False for v in verdicts], dtype=np.int64)
-    if "probe_key" in frame:  # the frame's integer keys (cases_frame): no strings hashed on each view
-        codes, _ = pd.factorize(frame["probe_key"].to_numpy(dtype=np.int64), sort=False)
-        # codes count up in order of first appearance: a key's first row is where its code passes every earlier one
-        before = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
-        first = np.flatnonzero(codes > before)
-        uniques: Any = _LazyKeys(frame, first)
-    else:  # keys in order of first appearance (factorize works on the column's own codes)
-        codes, found = pd.factorize(_keys(frame), sort=False)
-        uniques = pd.Index(found).astype(object)
-    n = np.bincount(codes, weights=judged, minlength=len(uniques)).astype(np.int64)
-    c = np.bincount(codes, weights=failed, minlength=len(uniques)).astype(np.int64)
-    return uniques, n, c
-
-
-class _LazyKeys:
-    """The keys of the probes at their first rows, made only when a caller reads them."""
-
-    def __init__(self, frame: pd.DataFrame, first: np.ndarray) -> None:
-        self.frame, self.first = frame, first
-
-    def __len__(self) -> int:
-        return len(self.first)
-
-    def __iter__(self):
-        return iter(_keys(self.frame.iloc[self.first]).tolist())
+    # the frame's integer keys (cases_frame) where it has them: no strings hashed on each filtered view
+    keys = frame["probe_key"].to_numpy(dtype=np.int64) if "probe_key" in frame else _keys(frame).to_numpy(dtype=object)
+    codes, _ = pd.factorize(keys, sort=False)
+    first = first_rows(codes)
+    n = np.bincount(codes, weights=judged, minlength=len(first)).astype(np.int64)
+    c = np.bincount(codes, weights=failed, minlength=len(first)).astype(np.int64)
+    return first, n, c
 
 
 def probe_counts(frame: pd.DataFrame, judge: Optional[str] = None) -> list[tuple[str, int, int]]:
     """(probe, repetitions judged, failed) per probe, in order of first appearance. ``judge`` counts that judge's
     verdicts instead of the primary one (garak's per-detector figures)."""
-    keys, n, c = _counts(frame, judge)
+    first, n, c = _counts(frame, judge)
+    keys = _keys(frame.iloc[first]).tolist()
     return [(str(k), int(a), int(b)) for k, a, b in zip(keys, n, c)]
 
 
