@@ -1,20 +1,42 @@
-# Two commands for a fresh machine: `make run` and `make test`.
+# Two commands for a fresh machine: `make run` and `make test`. Both install exactly what uv.lock holds (uv sync
+# --locked: never a fresh resolution); `make lock` refreshes the lock, `make test-latest` tries the newest releases.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# uv itself comes from PyPI through pip, pinned with the hashes of every platform's wheel.
+TOOLS  := .tools
+UV     := $(TOOLS)/bin/uv
+# The machine's own Python, never one that uv would download; the project's venv is .venv.
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: run test lint bench samples screenshots train-judge clean
+.PHONY: run test lint bench samples screenshots train-judge clean lock test-latest
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+$(UV): scripts/uv-requirements.txt
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes \
+		-r scripts/uv-requirements.txt
+	touch $(UV)
 
-# Quiet: no setuptools notices (every data folder is a declared package; PYTHONWARNINGS hides the editable-install
-# notice of the build backend).
-$(STAMP): $(BIN)/python pyproject.toml
-	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+# An install that does not match the lock stops here with the way out, before anything is installed.
+$(STAMP): $(UV) pyproject.toml uv.lock
+	@$(UV) lock --check --quiet --python $(PYTHON) || { \
+		echo "error: uv.lock does not match pyproject.toml; run \`make lock\` to refresh it, then commit uv.lock" >&2; \
+		exit 2; }
+	$(UV) sync --locked --all-extras --quiet --python $(PYTHON)
 	touch $(STAMP)
+
+# Refreshes uv.lock from pyproject.toml's ranges (newest allowed releases), for Linux and macOS, Python 3.10-3.13.
+lock: $(UV)
+	$(UV) lock --upgrade --python $(PYTHON)
+
+# The suite on the newest releases pyproject.toml allows, in a venv of its own (.venv-latest): a breaking release
+# is seen here before it reaches the lock. Not part of CI.
+test-latest: $(UV)
+	$(UV) venv --quiet --python $(PYTHON) .venv-latest
+	VIRTUAL_ENV=.venv-latest $(UV) pip install --quiet --upgrade --resolution highest -e ".[test,spark]"
+	.venv-latest/bin/python -m pytest -q
 
 # The dashboard on the sample runs; it opens a browser where there is a desktop, and prints its address.
 run: $(STAMP)
@@ -44,4 +66,4 @@ samples: $(STAMP)
 	$(BIN)/python scripts/make_sample_runs.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(TOOLS) .venv-latest build *.egg-info .pytest_cache

@@ -10,10 +10,26 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
 
+LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pyarrow", "duckdb", "pydantic", "streamlit")
+
+
+def library_versions() -> str:
+    """The versions of the libraries the figures depend on (uv.lock pins them), as they are installed here."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for name in LIBRARIES:
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name} not installed")
+    return ", ".join(found)
+
+
 def write_section(name: str, body: str) -> None:
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    where = f"{platform.machine()}, Python {platform.python_version()}"
+    where = f"{platform.machine()}, Python {platform.python_version()}, {library_versions()}"
     block = f"{start}\n_Measured {stamp} on {where}._\n\n{body.strip()}\n{end}"
     text = (
         RESULTS.read_text()

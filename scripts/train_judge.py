@@ -109,6 +109,23 @@ def calibrate(decision, y) -> tuple[float, float, float]:
     return a, b, best[2]
 
 
+def trained_with() -> dict[str, str]:
+    """The Python and the libraries the weights came from: the same data gives the same bytes only on these (the
+    versions uv.lock pins; tests/test_learned_judge.py compares them before it compares bytes)."""
+    import platform
+
+    import numpy
+    import scipy
+    import sklearn
+
+    return {
+        "python": ".".join(platform.python_version_tuple()[:2]),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "scikit-learn": sklearn.__version__,
+    }
+
+
 def train(shared: Path) -> tuple[bytes, dict]:
     import numpy as np
 
@@ -146,6 +163,7 @@ def train(shared: Path) -> tuple[bytes, dict]:
         "intercept": round(float(model.intercept_[0]), 8),
         "calibration": [round(a, 8), round(b, 8)],
         "threshold": threshold,
+        "trained_with": trained_with(),
     }
     return write_model(header, model.coef_[0]), {"rows": rows, "y": y, "groups": groups, "decision": decision, "x": x}
 

@@ -207,4 +207,6 @@ def test_the_dashboard_opens_a_browser_only_where_there_is_a_desktop():
     assert headless(dashboard_command(None, 8501, "127.0.0.1", open_browser=False)) == "true"
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     run_recipe = makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
-    assert "-m reporting dashboard" in run_recipe and "PYTHONWARNINGS=ignore" in makefile
+    assert "-m reporting dashboard" in run_recipe
+    # The install before it is quiet and takes exactly the lock (issue 25).
+    assert "$(UV) sync --locked --all-extras --quiet" in makefile

@@ -18,10 +18,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "README.md", "reporting", "templates", "sample_runs")
 
 
+def uv() -> str:
+    """The uv that `make` installs (.tools/bin/uv), else one on PATH; without it the install tests cannot run."""
+    found = ROOT / ".tools" / "bin" / "uv"
+    path = str(found) if found.exists() else shutil.which("uv")
+    if not path:
+        pytest.fail("uv is not installed: run the tests through `make test`, which installs it")
+    return path
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """Build the wheel from a copy of the sources (the checkout gets no build/ or *.egg-info) and install it,
-    without its dependencies, into a fresh venv that borrows them from this one through a .pth file."""
+def wheel(tmp_path_factory):
+    """The wheel, built from a copy of the sources (the checkout gets no build/ or *.egg-info)."""
     tmp = tmp_path_factory.mktemp("wheel")
     source = tmp / "src"
     for name in SOURCES:
@@ -32,7 +40,7 @@ def installed(tmp_path_factory):
             source.mkdir(exist_ok=True)
             shutil.copy(path, source / name)
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp / "dist")]
+        [uv(), "build", "--wheel", "--no-build-isolation", "--python", sys.executable, "--out-dir", str(tmp / "dist")]
         + [str(source)],
         capture_output=True,
         text=True,
@@ -42,9 +50,21 @@ def installed(tmp_path_factory):
     # Every folder of data files is a declared package: no setuptools "Package would be ignored" warnings (they
     # were ~110 lines of `make run`'s output).
     assert "would be ignored" not in build.stdout + build.stderr, build.stderr[-2000:]
-    wheel = next((tmp / "dist").glob("runlens-*.whl"))
+    assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < time.time() - 3600
+    return next((tmp / "dist").glob("runlens-*.whl"))
+
+
+@pytest.fixture(scope="module", params=["borrowed", "ranges"])
+def installed(request, wheel, tmp_path_factory):
+    """The wheel in a fresh venv, two ways. "borrowed": without its dependencies, which it borrows from this
+    (locked) environment through a .pth file. "ranges": as a user's `pip install runlens` would, its dependencies
+    resolved afresh from the ranges in pyproject.toml (the lock binds the project's own installs, not its users)."""
+    tmp = tmp_path_factory.mktemp(request.param)
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    made = subprocess.run(
+        [uv(), "venv", "--quiet", "--python", sys.executable, str(venv)], capture_output=True, text=True, timeout=120
+    )
+    assert made.returncode == 0, made.stderr
     python = venv / "bin" / "python"
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -52,17 +72,27 @@ def installed(tmp_path_factory):
         text=True,
         check=True,
     ).stdout.strip()
+    borrowed = request.param == "borrowed"
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
+        [uv(), "pip", "install", "--quiet", "--python", str(python)]
+        + (["--no-deps"] if borrowed else [])
+        + [str(wheel)],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,
+        env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"},
     )
     assert install.returncode == 0, install.stderr
-    # Only now borrow the dependencies: had pip seen this environment's editable runlens, it would have
-    # uninstalled it. The borrowed folder comes after the venv's own site-packages, so the wheel wins.
-    Path(site, "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < time.time() - 3600
+    if borrowed:
+        # Only now borrow the dependencies: the borrowed folder comes after the venv's own site-packages, so the
+        # wheel wins over this environment's editable runlens.
+        Path(site, "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    else:
+        listed = subprocess.run(
+            [uv(), "pip", "list", "--python", str(python)], capture_output=True, text=True, check=True
+        ).stdout
+        assert all(name in listed for name in ("streamlit", "pandas", "scikit-learn", "duckdb")), listed
+        assert not any(p.suffix == ".pth" and "borrowed" in p.name for p in Path(site).iterdir())
     return {"wheel": wheel, "venv": venv, "python": python, "site": Path(site), "tmp": tmp}
 
 
