@@ -223,3 +223,39 @@ def test_dashboard_verb_refuses_a_missing_folder(installed, tmp_path):
         timeout=60,
     )
     assert run.returncode == 2 and "not a folder of run reports" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_an_install_that_does_not_match_the_lock_stops_and_says_how_to_refresh_it(tmp_path):
+    """Issue 25: `make run` / `make test` install from uv.lock only. A pyproject.toml that no longer matches the lock
+    stops the install before anything is installed, with the way out (`make lock`); the shipped pair matches."""
+    for name in ("Makefile", "pyproject.toml", "uv.lock", "README.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "uv-requirements.txt", tmp_path / "scripts")
+    os.utime(tmp_path / "scripts" / "uv-requirements.txt", (0, 0))  # older than the borrowed uv: make keeps it
+    tools = ROOT / ".tools"
+    if not (tools / "bin" / "uv").exists():
+        pytest.fail("uv is not installed: run the tests through `make test`, which installs it")
+    (tmp_path / ".tools").symlink_to(tools)
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    env.pop("VIRTUAL_ENV", None)
+    check = subprocess.run(
+        [uv(), "lock", "--check", "--python", sys.executable], cwd=tmp_path, capture_output=True, text=True, env=env
+    )
+    assert check.returncode == 0, check.stderr
+    pyproject = (tmp_path / "pyproject.toml").read_text()
+    assert '    "msgspec>=0.18",\n' in pyproject
+    (tmp_path / "pyproject.toml").write_text(
+        pyproject.replace('    "msgspec>=0.18",\n', '    "msgspec>=0.18",\n    "six",\n')
+    )
+    stopped = subprocess.run(
+        ["make", ".venv/.installed", f"PYTHON={sys.executable}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert stopped.returncode != 0
+    assert "uv.lock does not match pyproject.toml; run `make lock` to refresh it" in stopped.stderr, stopped.stderr
+    assert not (tmp_path / ".venv").exists()
