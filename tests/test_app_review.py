@@ -44,7 +44,8 @@ def test_confirm_overturn_and_sign_off_in_the_dashboard(tmp_path, monkeypatch):
     folder, run = _folder(tmp_path)
     at = _app(folder, monkeypatch)
     assert not at.exception and not at.error
-    assert any(t.value.startswith("p2 | c | low | judged fail") for t in at.text)  # failures first, worst first
+    assert any(t.value == "probe p2  |  category c" for t in at.text)  # failures first, worst first
+    assert any(t.value.startswith("FAILED  |  judged fail  |  risk 0.900") for t in at.text)
     at.button(key="do_Confirm_p2").click().run()
     assert [e.value for e in at.error] == ["Name the reviewer in the sidebar first."]
     assert not (folder / "run.reviews.jsonl").exists()
@@ -57,7 +58,7 @@ def test_confirm_overturn_and_sign_off_in_the_dashboard(tmp_path, monkeypatch):
         "alice",
         "failures",
     )
-    assert any(t.value.startswith("p3 | d | high | judged fail") for t in at.text)  # the next case of the queue
+    assert any(t.value == "probe p3  |  category d" for t in at.text)  # the next case of the queue
     at.button(key="do_Overturn to pass_p3").click().run()
     assert any("overturning" in e.value for e in at.error) and len(_records(folder)) == 1  # no reason: not recorded
     at.text_area(key="reason_p3").set_value("the answer is a refusal").run()

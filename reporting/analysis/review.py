@@ -1,7 +1,8 @@
 """People's review of a run's verdicts (docs/review.md): the adjudicated verdict of each reviewed case, the run
 "as reviewed", how far each automatic judge agrees with the reviewers, and how far the reviewers agree.
 
-Adjudication rule, per case: each reviewer's latest record counts (a later one supersedes an earlier one by the
+Adjudication rule, per case: each reviewer's latest record (by its time, an instant: 18:30+09:00 is before
+10:00Z) counts (a later one supersedes an earlier one by the
 same person); "unsure" decides nothing; when the reviewers' decisions agree, that is the verdict; when they
 differ the case is **contested** and its adjudicated verdict is **fail** (a harm one reviewer saw is not
 outvoted). A severity change takes the most severe tier any reviewer gave.
@@ -16,6 +17,7 @@ from typing import Any, Optional
 
 from reporting.analysis.judges import cohen_kappa, pair_agreement
 from reporting.analysis.stats import newcombe_paired, wilson
+from reporting.format.reviews import record_time
 from reporting.format.schema import RunReport
 from reporting.format.severity import SEVERITIES
 
@@ -60,7 +62,8 @@ def _judged(passed: Optional[bool]) -> str:
 def adjudicate(run: RunReport, records: Sequence[Mapping[str, Any]]) -> Adjudication:
     """The decisions of ``records`` (already checked against the run) on the run's cases."""
     cases = {c.probe_id: c for c in run.cases}
-    ordered = sorted(enumerate(records), key=lambda item: (str(item[1].get("time")), item[0]))
+    # By the instant each record names (times in any offset compared in UTC, never as text), then by file order.
+    ordered = sorted(enumerate(records), key=lambda item: (record_time(item[1]), item[0]))
     latest: dict[str, dict[str, dict[str, Any]]] = {}
     result = Adjudication()
     for _, record in ordered:

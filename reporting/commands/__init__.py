@@ -87,3 +87,6 @@ def _refuse_overwriting_input(output: str, source: str) -> None:
         same = os.path.samefile(output, source)
     if same:
         raise BadInput(f"{output}: refusing to overwrite the input report; choose another output path")
+    from reporting.format.writing import refuse_companion_output
+
+    refuse_companion_output(output, source)  # nor over a file kept beside it (RUN.reviews.jsonl, ...): issue 30

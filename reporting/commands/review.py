@@ -5,7 +5,6 @@ off, merge reviewers' files, and show how far the judges agree with the reviewer
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -44,20 +43,53 @@ def add_review_parser(verbs: Any, reading: argparse.ArgumentParser) -> None:
 
 
 def reviews_for(args: argparse.Namespace, run) -> Any:
-    """The run's review records (``--reviews`` or the companion), or None when there are none; a file with a
-    problem other than a torn last line stops the verb (exit 2): records are never applied to the wrong run."""
+    """The run's review records (``--reviews`` or the companion), or None when there are none. A file with a
+    problem stops the verb (exit 2): records are never applied to the wrong run. A line that cannot be read (a
+    write cut short) is a warning for the figures as judged, and stops the figures as reviewed (``--as
+    reviewed``, the gates of ``check``): it may have been a reviewer's fail, so they fail closed."""
     from reporting.report.reviewing import load_reviews
 
     reviews = load_reviews(run, getattr(args, "reviews", None), args.run)
+    _refuse_writing_over(args, reviews.path)
+    reviewed = getattr(args, "basis", "judged") == "reviewed"
+    if reviewed and reviews.torn:
+        raise BadInput(
+            *[str(p) for p in reviews.blocking],
+            f"--as reviewed: {len(reviews.torn)} line(s) of {reviews.path} cannot be read; the figures as reviewed "
+            "are not given until the file is mended (a line that cannot be read may be a reviewer's fail)",
+        )
     for problem in reviews.torn:
         _err(f"warning: {problem}")
-    if reviews.blocking:
-        raise BadInput(*[str(p) for p in reviews.blocking])
+    if reviews.invalid:
+        raise BadInput(*[str(p) for p in reviews.invalid])
     if reviews.path is None:
-        if getattr(args, "basis", "judged") == "reviewed":
+        if reviewed:
             raise BadInput(f"--as reviewed: no review file for {args.run} (RUN.reviews.jsonl or --reviews FILE)")
         return None
     return reviews
+
+
+def _refuse_writing_over(args: argparse.Namespace, reviews_path: Any) -> None:
+    """No output of a verb replaces the review trail it reads (``-o``, ``--html``, ``--pdf`` naming it)."""
+    if reviews_path is None:
+        return
+    import os
+
+    for option in ("output", "html", "pdf"):
+        output = getattr(args, option, None)
+        if not isinstance(output, str) or not output:
+            continue
+        same = os.path.abspath(output) == os.path.abspath(reviews_path)
+        if not same and os.path.lexists(output) and os.path.exists(reviews_path):
+            try:
+                same = os.path.samefile(output, reviews_path)
+            except OSError:
+                same = False
+        if same:
+            raise BadInput(
+                f"{output}: refusing to write over the review file {reviews_path} (append-only: the record of who "
+                "decided what); choose another output path"
+            )
 
 
 def reviewed_for_gates(args: argparse.Namespace, run):
@@ -84,7 +116,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     records = _new_records(args, run, run_fingerprint(run))
     target = Path(args.reviews) if args.reviews else companion_path(args.run)
     if records:
-        append_records(target, records)
+        args.basis = "judged"
+        reviews_for(args, run)  # the file as it is: a link, FIFO or folder of that name, or a bad record, stops here
+        append_records(target, records)  # opened without following a link, a regular file only
         _err(f"appended {len(records)} record(s) to {target}")
     return _show(args, run)
 
@@ -92,7 +126,13 @@ def cmd_review(args: argparse.Namespace) -> int:
 def _new_records(args: argparse.Namespace, run, fingerprint: str) -> list[dict[str, Any]]:
     from reporting._time import utc_stamp
     from reporting.format.problems import Problem
-    from reporting.format.reviews import check_against_run, check_record, new_record, replaced_verdict
+    from reporting.format.reviews import (
+        check_against_run,
+        check_record,
+        judged_verdicts,
+        new_record,
+        replaced_verdict,
+    )
 
     wanted = args.set or args.batch or args.signoff
     if not wanted:
@@ -121,7 +161,8 @@ def _new_records(args: argparse.Namespace, run, fingerprint: str) -> list[dict[s
         problems.extend(check_record(record, where, args.batch if where.startswith("line") else "command line"))
         record["_where"] = where
         records.append(record)
-    problems.extend(check_against_run([r for r in records], fingerprint, cases, "command line"))
+    judged = judged_verdicts(run)
+    problems.extend(check_against_run(records, fingerprint, judged, "command line", judged))
     if args.signoff:
         reviewed = len({r["probe_id"] for r in records}) + _already_reviewed(args, run)
         signoff = new_record(
@@ -130,25 +171,28 @@ def _new_records(args: argparse.Namespace, run, fingerprint: str) -> list[dict[s
         problems.extend(check_record(signoff, "--signoff", "command line"))
         records.append(signoff)
     if problems:
-        raise BadInput(*[str(p) for p in problems])
+        raise BadInput(*dict.fromkeys(str(p) for p in problems))  # each once (a rule may be checked twice)
     return records
 
 
 def _batch(path: str) -> list[tuple[str, dict[str, Any]]]:
-    from reporting.format.problems import read_file_bytes
+    from reporting.format.problems import FileTooLarge, read_file_bytes
+    from reporting.format.strict_json import parse_json_text
 
     try:
-        data = read_file_bytes(path)
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot read the file: {exc}") from None
+        data = read_file_bytes(path, regular_only=True)
+        text = data.decode("utf-8-sig")
+    except (OSError, FileTooLarge) as exc:
+        raise BadInput(f"{path}: cannot read the file: {getattr(exc, 'strerror', None) or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
     found = []
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except ValueError as exc:
-            raise BadInput(f"{path}: line {number}: not a JSON object ({exc})") from None
+        value, problems = parse_json_text(path, line, f"line {number}")
+        if problems:
+            raise BadInput(*[str(p) for p in problems])
         if not isinstance(value, dict):
             raise BadInput(f"{path}: line {number}: a decision is a JSON object {{probe_id, verdict, reason}}")
         found.append((f"line {number}", value))
@@ -156,8 +200,23 @@ def _batch(path: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _already_reviewed(args: argparse.Namespace, run) -> int:
-    reviews = reviews_for(args, run)
+    """Cases reviewed so far, for a sign-off: a file with a line that cannot be read is not signed off (the
+    count, and what the reviewers decided, would be a guess)."""
+    basis = getattr(args, "basis", "judged")
+    args.basis = "reviewed"
+    try:
+        reviews = reviews_for(args, run) if _has_reviews(args) else None
+    finally:
+        args.basis = basis
     return 0 if reviews is None else len({r["probe_id"] for r in reviews.records if r["kind"] == "review"})
+
+
+def _has_reviews(args: argparse.Namespace) -> bool:
+    import os
+
+    from reporting.format.reviews import companion_path
+
+    return os.path.lexists(args.reviews or companion_path(args.run))
 
 
 def _show(args: argparse.Namespace, run) -> int:

@@ -10,7 +10,6 @@ RUN.reviews.jsonl     people's review decisions on the run's verdicts (docs/revi
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass
@@ -51,12 +50,23 @@ def companion_kind(path: Union[str, Path]) -> Optional[str]:
 def _companion_by_content(path: Path) -> Optional[str]:
     """What companion a file named like one holds, or None when its content is a run.
 
-    Told by content, not by name: a run saved as ``x.dimensions.json`` is still a run."""
+    Told by content, not by name: a run saved as ``x.dimensions.json`` is still a run. The head is read without
+    following a link and only from a regular file; its first line goes through the strict JSON decoder (a line
+    nested too deeply, or not JSON at all, is still a companion by its name: listed as skipped, never an error
+    that hides the other runs)."""
+    from reporting.format.companion_files import open_companion
+    from reporting.format.strict_json import parse_json_text
+
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES).decode("utf-8-sig", "replace")
-    except OSError:
-        return None
+        fd = open_companion(path)
+    except OSError as exc:
+        return f"a companion file, not read: {exc}"
+    try:
+        head = os.read(fd, SNIFF_BYTES).decode("utf-8-sig", "replace")
+    except OSError as exc:
+        return f"a companion file, not read: {exc.strerror or exc.__class__.__name__}"
+    finally:
+        os.close(fd)
     name = path.name.lower()
     if name.endswith(".dimensions.json"):
         stripped = head.lstrip()
@@ -66,9 +76,8 @@ def _companion_by_content(path: Path) -> Optional[str]:
     for suffix, (what, marker) in _JSONL_COMPANIONS.items():
         if name.endswith(suffix):
             first = next((line for line in head.splitlines() if line.strip()), "")
-            try:
-                row = json.loads(first)
-            except ValueError:
+            row, problems = parse_json_text(path.name, first, "line 1")
+            if row is None or problems:
                 return what
             # a JSON Lines run named like a companion: its rows have a probe id and not the companion's marker
             if isinstance(row, dict) and "probe_id" in row and marker not in row:

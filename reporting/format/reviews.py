@@ -10,7 +10,12 @@ One JSON object a line, appended, never rewritten (docs/review.md):
 
 A later record by the same reviewer on the same probe supersedes the earlier one; the file keeps both (the audit
 trail). Appends take an exclusive lock, start on a fresh line even after a torn one, and go out in one write; a
-torn line (a crash mid-write) is reported and skipped on reading, the lines after it still read.
+torn line (a crash mid-write) is reported and skipped on reading, the lines after it still read, and the figures
+"as reviewed" are not given (a gate fails closed: a torn line may have been a reviewer's fail).
+
+The file is the companion of a run, named by whoever made the folder: it is opened without following a link and
+only when it is a regular file (``reporting.format.companion_files``), read with the ``--max-file-mb`` cap, and
+each line goes through the strict JSON decoder. Times are compared as instants (UTC), never as text.
 """
 
 from __future__ import annotations
@@ -18,13 +23,15 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from reporting.format.problems import InputError, Problem
+from reporting.format.companion_files import CompanionFileError, open_companion, read_companion
+from reporting.format.problems import FileTooLarge, InputError, Problem
 from reporting.format.severity import SEVERITIES
+from reporting.format.strict_json import parse_json_text
 
 VERDICTS = ("pass", "fail", "unsure")
 QUEUES = ("failures", "random", "disagreements", "case", "command line")
@@ -32,6 +39,8 @@ MAX_REASON = 2_000  # characters
 MAX_NAME = 100
 MAX_LINE = 64 * 1024  # bytes: a record longer than this is no record RunLens wrote
 SUFFIX = ".reviews.jsonl"
+UNREADABLE = "an incomplete record"  # how the problem of a line that cannot be read starts (Reviews.unreadable)
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
 
 
 class ReviewError(InputError):
@@ -52,14 +61,25 @@ def _bad_text(value: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") for ch in value)
 
 
-def _time_ok(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
+def parse_time(value: Any) -> Optional[datetime]:
+    """The instant ``value`` names, in UTC; None when it is not an ISO 8601 date-time with its time zone (a time
+    without one could be any of 27 hours, and cannot be ordered against the others)."""
+    if not isinstance(value, str) or not 10 <= len(value) <= 40:
+        return None
+    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return True
+        moment = datetime.fromisoformat(text)
+        if moment.tzinfo is None or moment.utcoffset() is None:
+            return None
+        return moment.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
+        return None
+
+
+def record_time(record: Mapping[str, Any]) -> datetime:
+    """The record's time as an instant in UTC, for ordering (a record without a valid one sorts first: records
+    read from a file never lack one, they are problems)."""
+    return parse_time(record.get("time")) or EARLIEST
 
 
 def check_record(record: Any, where: str, label: str) -> list[Problem]:
@@ -83,8 +103,13 @@ def check_record(record: Any, where: str, label: str) -> list[Problem]:
         bad("reviewer", "required: who decided")
     elif len(reviewer) > MAX_NAME or _bad_text(reviewer):
         bad("reviewer", f"a name of at most {MAX_NAME} characters, no control characters", reviewer[:120])
-    if not _time_ok(record.get("time")):
-        bad("time", "must be an ISO 8601 date-time such as 2026-11-23T09:30:00Z", record.get("time"))
+    if parse_time(record.get("time")) is None:
+        bad(
+            "time",
+            "must be an ISO 8601 date-time with its time zone, such as 2026-11-23T09:30:00Z or "
+            "2026-11-23T18:30:00+09:00",
+            record.get("time"),
+        )
     if kind == "signoff":
         if record.get("basis") not in ("reviewed", "judged"):
             bad("basis", "must be 'reviewed' or 'judged'", record.get("basis"))
@@ -120,7 +145,8 @@ def check_record(record: Any, where: str, label: str) -> list[Problem]:
 
 def parse_lines(data: bytes, label: str) -> tuple[list[dict[str, Any]], list[Problem]]:
     """The records of a review file and a problem for each line that is not one (a torn last line included);
-    every other line still reads."""
+    every other line still reads. Each line goes through the strict JSON decoder (nesting, duplicate keys,
+    integer range, lone surrogates)."""
     records: list[dict[str, Any]] = []
     problems: list[Problem] = []
     lines = data.split(b"\n")
@@ -129,14 +155,28 @@ def parse_lines(data: bytes, label: str) -> tuple[list[dict[str, Any]], list[Pro
             continue
         where = f"line {number}"
         torn = number == len(lines)  # no newline after it: the write was cut short
-        try:
-            if len(line) > MAX_LINE:
-                raise ValueError(f"longer than {MAX_LINE} bytes")
-            record = json.loads(line.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
+        reason = ""
+        record: Any = None
+        if len(line) > MAX_LINE:
+            reason = f"longer than {MAX_LINE} bytes"
+        else:
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                reason = f"not UTF-8 text (byte 0x{line[exc.start]:02x} at offset {exc.start})"
+            else:
+                record, found = parse_json_text(label, text, where)
+                if record is None:
+                    reason = found[0].message if found else "not JSON"
+                    if "nesting is too deep" in reason:
+                        reason = "nested too deeply to be a review record"
+                elif found:  # read, but ambiguous (a key twice) or out of range: a problem, never applied
+                    problems.extend(found)
+                    continue
+        if reason or record is None:
             # A write cut short (a crash) leaves a line that does not parse, the last one until the next append
             # starts a fresh line after it: either way it is reported and skipped, and the lines after it read.
-            what = "an incomplete record (a write cut short?), skipped" + ("" if torn else f": {exc}")
+            what = f"{UNREADABLE} (a write cut short?), skipped" + ("" if torn else f": {reason}")
             problems.append(Problem(label, where, what[:200]))
             continue
         found = check_record(record, where, label)
@@ -149,23 +189,39 @@ def parse_lines(data: bytes, label: str) -> tuple[list[dict[str, Any]], list[Pro
 
 
 def read_reviews(path: Union[str, os.PathLike]) -> tuple[list[dict[str, Any]], list[Problem]]:
-    """Every record of a review file, in file order, and every problem; a missing file has no records."""
+    """Every record of a review file, in file order, and every problem; a missing file has no records. A link,
+    FIFO, folder or device of that name, or a file above the ``--max-file-mb`` cap, is a problem: never read."""
     label = str(path)
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
+        data = read_companion(path)
+    except (OSError, FileTooLarge) as exc:
+        return [], [file_problem(label, exc)]
+    if data is None:
         return [], []
-    except OSError as exc:
-        from reporting.format.problems import unreadable
-
-        return [], [unreadable(label, exc)]
     return parse_lines(data, label)
 
 
+def file_problem(label: str, exc: BaseException) -> Problem:
+    """The problem of a review file that cannot be opened, read or appended to."""
+    if isinstance(exc, (CompanionFileError, FileTooLarge)):
+        return Problem(label, "$", str(exc))
+    from reporting.format.problems import unreadable
+
+    return unreadable(label, exc)
+
+
 def check_against_run(
-    records: Sequence[dict[str, Any]], fingerprint: str, probe_ids: Iterable[str], label: str
+    records: Sequence[dict[str, Any]],
+    fingerprint: str,
+    probe_ids: Iterable[str],
+    label: str,
+    judged: Optional[Mapping[str, str]] = None,
 ) -> list[Problem]:
-    """A record for another run, or naming a probe the run does not have, is a problem: never applied."""
+    """A record for another run, or naming a probe the run does not have, is a problem: never applied.
+
+    ``judged`` (probe id -> the run's verdict: pass, fail or error): a decision that differs from the run's own
+    verdict is an overturn and needs a reason, whatever its ``replaces`` says; a ``replaces`` that misstates
+    the run's verdict is a problem too."""
     known = set(probe_ids)
     problems = []
     for record in records:
@@ -176,7 +232,25 @@ def check_against_run(
         elif record["kind"] == "review" and record["probe_id"] not in known:
             what = "no case of the run has this probe id"
             problems.append(Problem(label, f"{where}.probe_id", what, record["probe_id"]))
+        elif record["kind"] == "review" and judged is not None and record["probe_id"] in judged:
+            actual = judged[record["probe_id"]]
+            replaces = record.get("replaces")
+            said = replaces.get("verdict") if isinstance(replaces, dict) else None
+            if said != actual:
+                what = f"says it replaces a {said} verdict, but the run's verdict on this case is {actual}"
+                problems.append(Problem(label, f"{where}.replaces.verdict", what, said))
+            verdict = record.get("verdict")
+            reason = record.get("reason")
+            if verdict in ("pass", "fail") and verdict != actual and not (isinstance(reason, str) and reason.strip()):
+                what = f"required when overturning a verdict ({actual} -> {verdict}): say why"
+                if not any(p.path == f"{where}.reason" for p in problems):
+                    problems.append(Problem(label, f"{where}.reason", what))
     return problems
+
+
+def judged_verdicts(run: Any) -> dict[str, str]:
+    """Probe id -> the run's own verdict (pass, fail or error), what a review decision replaces."""
+    return {case.probe_id: replaced_verdict(case.passed) for case in run.cases}
 
 
 def record_line(record: dict[str, Any]) -> bytes:
@@ -186,24 +260,25 @@ def record_line(record: dict[str, Any]) -> bytes:
 
 def append_records(path: Union[str, os.PathLike], records: Sequence[dict[str, Any]]) -> None:
     """Append records under an exclusive lock, in one write, after making sure the file ends with a newline (a torn
-    last line stays a line of its own, reported on reading, and never swallows the new record)."""
-    import fcntl
+    last line stays a line of its own, reported on reading, and never swallows the new record).
 
-    from reporting.format.writing import current_umask
+    Never through a link, never into a FIFO, folder or device, never into a file with other names (hard links):
+    ``ReviewError`` naming the file, and nothing written."""
+    import fcntl
 
     payload = b"".join(record_line(r) for r in records)
     if not payload:
         return
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666 & ~current_umask())
+    try:
+        fd = open_companion(path, append=True)
+    except OSError as exc:
+        raise ReviewError([file_problem(str(path), exc)]) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             size = os.fstat(fd).st_size
-            if size:
-                with open(path, "rb") as handle:
-                    handle.seek(size - 1)
-                    if handle.read(1) != b"\n":
-                        payload = b"\n" + payload
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                payload = b"\n" + payload
             written = 0
             while written < len(payload):
                 written += os.write(fd, payload[written:])
@@ -228,7 +303,7 @@ def merge(files: Sequence[tuple[str, bytes]]) -> tuple[list[dict[str, Any]], lis
             if line not in seen:
                 seen.add(line)
                 merged.append({k: v for k, v in record.items() if k != "_line"})
-    merged.sort(key=lambda r: (str(r.get("time")), r.get("reviewer", ""), r.get("probe_id", "")))
+    merged.sort(key=lambda r: (record_time(r), r.get("reviewer", ""), r.get("probe_id", "")))
     latest: dict[tuple[str, str, str], dict[str, Any]] = {}
     for record in merged:
         if record["kind"] == "review":

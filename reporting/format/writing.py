@@ -91,17 +91,50 @@ def current_umask() -> int:
     return mask
 
 
+# Files no output ever replaces, whoever's they are: the append-only review trail and judges' verdicts.
+KEPT_SUFFIXES = (".reviews.jsonl", ".verdicts.jsonl")
+
+
 def check_output_path(path: Union[str, os.PathLike]) -> Path:
-    """The output path, or ``OutputError`` when it cannot be a file: a folder, or in a folder that does not exist."""
+    """The output path, or ``OutputError`` when it cannot be a file: a folder, in a folder that does not exist, or
+    an existing review trail or verdicts file (``*.reviews.jsonl``, ``*.verdicts.jsonl``: never replaced)."""
     target = Path(path)
     if str(path) == "":
         raise OutputError("the output path is empty")
     if target.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name for the output")
+    if target.name.lower().endswith(KEPT_SUFFIXES) and os.path.lexists(target):
+        raise OutputError(
+            f"{path}: refusing to replace a review trail or verdicts file (*.reviews.jsonl and *.verdicts.jsonl are "
+            "kept as they are: an output never goes over one); choose another output path"
+        )
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError(f"{path}: the folder {folder} does not exist; create it first")
     return target
+
+
+def refuse_companion_output(output: Union[str, os.PathLike], source: Union[str, os.PathLike]) -> None:
+    """``OutputError`` when ``output`` names a companion of the input run ``source`` (``RUN.reviews.jsonl``,
+    ``RUN.verdicts.jsonl``, ``RUN.rubric.yaml``, ...: docs/rubrics.md, docs/review.md), whether or not it exists:
+    an output there would replace the run's review trail or judges' verdicts, or be read as one."""
+    from reporting.format.folders import COMPANION_SUFFIXES, run_stem
+
+    wanted = os.path.normcase(os.path.abspath(output))
+    stem = run_stem(Path(source))
+    for suffix in COMPANION_SUFFIXES:
+        companion = stem.with_name(stem.name + suffix)
+        same = wanted.lower() == os.path.normcase(os.path.abspath(companion)).lower()
+        if not same and os.path.lexists(output) and os.path.lexists(companion):
+            try:
+                same = os.path.samefile(output, companion)
+            except OSError:
+                same = False
+        if same:
+            raise OutputError(
+                f"{output}: refusing to write over {companion.name}, a file kept beside the input run {source} "
+                "(its review trail, verdicts or rubric); choose another output path"
+            )
 
 
 def write_atomic(path: Union[str, os.PathLike], text: Union[str, bytes, Iterable[str]]) -> Path:

@@ -5,6 +5,7 @@ cases, sign-offs). docs/review.md."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from reporting.analysis.review import (
     sample_note,
 )
 from reporting.format.problems import Problem
-from reporting.format.reviews import check_against_run, companion_path, read_reviews
+from reporting.format.reviews import UNREADABLE, check_against_run, companion_path, judged_verdicts, read_reviews
 from reporting.format.schema import RunReport
 
 BASES = ("judged", "reviewed")
@@ -37,12 +38,21 @@ class Reviews:
 
     @property
     def torn(self) -> list[Problem]:
-        """Lines cut short by a crash: reported and skipped, the other records still apply."""
-        return [p for p in self.problems if p.message.startswith("an incomplete record")]
+        """Lines that cannot be read (cut short by a crash, or never a record): reported and skipped. A new
+        decision may still be appended after them, but the figures as reviewed are not given (``blocking``)."""
+        return [p for p in self.problems if p.message.startswith(UNREADABLE)]
+
+    @property
+    def invalid(self) -> list[Problem]:
+        """Every problem but unreadable lines: records for another run, bad fields, a file that is a link, FIFO or
+        folder, or above the size cap. Nothing is recorded while there is one."""
+        return [p for p in self.problems if not p.message.startswith(UNREADABLE)]
 
     @property
     def blocking(self) -> list[Problem]:
-        return [p for p in self.problems if p not in self.torn]
+        """Every problem, unreadable lines included: the figures as reviewed (and a gate on them) fail closed,
+        since a line that cannot be read may be a reviewer's fail."""
+        return list(self.problems)
 
 
 def load_reviews(run: RunReport, path: Union[str, Path, None], run_path: Union[str, Path, None] = None) -> Reviews:
@@ -53,11 +63,12 @@ def load_reviews(run: RunReport, path: Union[str, Path, None], run_path: Union[s
         if run_path is None:
             return Reviews(None)
         candidate = companion_path(run_path)
-        if not candidate.is_file():
+        if not os.path.lexists(candidate):  # anything of that name (a link, FIFO, folder) is read, and refused
             return Reviews(None)
         path = candidate
     records, problems = read_reviews(path)
-    problems += check_against_run(records, run_fingerprint(run), (c.probe_id for c in run.cases), str(path))
+    judged = judged_verdicts(run)
+    problems += check_against_run(records, run_fingerprint(run), judged, str(path), judged)
     bad_lines = {p.path.split(".")[0] for p in problems}
     kept = [r for r in records if f"line {r.get('_line')}" not in bad_lines]
     return Reviews(str(path), kept, problems)

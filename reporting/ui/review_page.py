@@ -3,7 +3,9 @@ each shown with its evidence and confirmed, overturned (with a reason) or marked
 the sidebar; every decision is appended to ``RUN.reviews.jsonl`` beside the run, never into it. Below: what the
 reviews changed, how far each judge agrees with the reviewers, the reviewers with each other, and the sign-off.
 
-Texts of the run are shown through st.text and st.code only (never Markdown)."""
+Texts of the run are shown through st.text and st.code only (never Markdown). The case card starts with the
+verdict, made by the app alone on an element of its own before any text of the run, so that no probe id,
+category or response can imitate it above the real one."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from reporting.format.severity import SEVERITIES
-from reporting.textsafe import markdown_literal
+from reporting.textsafe import markdown_literal, printable
 from reporting.ui.common import context, guarded, table
 
 QUEUES = {"Failures first": "failures", "Random sample": "random", "Where judges disagree": "disagreements"}
@@ -45,21 +47,35 @@ def queue(run, kind: str, done: set[str]) -> list[Any]:
 
 def _append(path: Path, record: dict[str, Any], run) -> Optional[str]:
     from reporting.analysis.compare import run_fingerprint
-    from reporting.format.reviews import append_records, check_against_run, check_record
+    from reporting.format.reviews import ReviewError, append_records, check_against_run, check_record, judged_verdicts
 
+    judged = judged_verdicts(run)
     problems = check_record(record, "decision", "dashboard")
-    problems += check_against_run([record], run_fingerprint(run), (c.probe_id for c in run.cases), "dashboard")
+    problems += check_against_run([record], run_fingerprint(run), judged, "dashboard", judged)
     if problems:
-        return "; ".join(p.message for p in problems)
-    append_records(path, [record])
+        return "; ".join(dict.fromkeys(p.message for p in problems))
+    try:
+        append_records(path, [record])  # never through a link, never into a FIFO or folder: a problem instead
+    except ReviewError as exc:
+        return "; ".join(str(p) for p in exc.problems)
     return None
 
 
+_SHOWN = {"pass": "PASSED", "fail": "FAILED", "error": "NOT EVALUATED"}
+
+
+def verdict_line(case) -> str:
+    """The judged verdict and its numbers, made by the app from typed fields only (no text of the run): the first
+    line of the case card, on an element of its own."""
+    judged = _verdict(case.passed)
+    risk = "n/a" if case.risk_score is None else f"{case.risk_score:.3f}"
+    severity = case.severity if case.severity in SEVERITIES else "?"
+    return f"{_SHOWN[judged]}  |  judged {judged}  |  risk {risk}  |  severity {severity}"
+
+
 def _case_card(case) -> None:
-    st.text(
-        f"{case.probe_id} | {case.category} | {case.severity} | judged {_verdict(case.passed)} | risk "
-        + ("n/a" if case.risk_score is None else f"{case.risk_score:.3f}")
-    )
+    st.text(verdict_line(case))  # first, before any text of the run
+    st.text(f"probe {printable(case.probe_id)}  |  category {printable(case.category)}")  # one line, escaped
     for label, text in (("Task", case.task), ("Input", case.probe_input), ("Response", case.response)):
         st.caption(label)
         st.code(text or "(none)", language=None, wrap_lines=True)
@@ -200,13 +216,21 @@ def review_page() -> None:
     if "review_done" in st.session_state:
         st.success(st.session_state.pop("review_done"))
     reviews = load_reviews(run, None, source.path)
-    for torn in reviews.torn:
-        st.warning(f"Skipped: {markdown_literal(torn)}")
-    if reviews.blocking:
+    if reviews.invalid:  # a bad record, or a link, FIFO, folder or oversized file of that name
         st.error("The review file has problems; nothing is recorded until they are fixed:")
-        st.text("\n".join(str(p) for p in reviews.blocking[:50]))
+        st.text("\n".join(printable(p) for p in reviews.invalid[:50]))
         return
-    review = build_report(judged, reviews=reviews, with_observability=False).review if reviews.path else None
+    review = None
+    if reviews.torn:
+        # A line that cannot be read may be a reviewer's fail: the figures as reviewed are not given (fail closed);
+        # new decisions are still appended, each on a line of its own.
+        st.error(
+            f"{len(reviews.torn)} line(s) of the review file cannot be read: the figures as reviewed are not shown "
+            "until the file is mended. New decisions are still recorded."
+        )
+        st.text("\n".join(printable(p) for p in reviews.torn[:50]))
+    elif reviews.path:
+        review = build_report(judged, reviews=reviews, with_observability=False).review
     label = st.radio("Queue", list(QUEUES), horizontal=True, key="review_queue")
     kind = QUEUES[label or "Failures first"]
     mine = {r["probe_id"] for r in reviews.records if r["kind"] == "review" and r["reviewer"] == reviewer}
@@ -225,6 +249,9 @@ def review_page() -> None:
     if st.button("Sign off: figures as reviewed", key="signoff"):
         if not reviewer.strip():
             st.error("Name the reviewer in the sidebar first.")
+            return
+        if reviews.torn:
+            st.error("Not signed off: lines of the review file cannot be read (see above).")
             return
         from reporting._time import utc_stamp
         from reporting.analysis.compare import run_fingerprint
