@@ -82,7 +82,7 @@ def test_schema_prints_the_json_schema():
     assert {"probe_id", "category", "severity", "passed", "risk_score"} <= set(case["required"])
     number, null = case["properties"]["risk_score"]["anyOf"]  # null: a case not evaluated (schema version 2)
     assert number["maximum"] == 1.0 and null == {"type": "null"}
-    assert schema["title"] == "RunLens run report (schema version 2)" and "Verdict" in schema["$defs"]
+    assert schema["title"] == "RunLens run report (schema version 3)" and "Verdict" in schema["$defs"]
 
 
 def test_unknown_verb_exits_2():

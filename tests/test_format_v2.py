@@ -15,7 +15,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "format"
 
 
 def test_every_version_has_a_fixture_and_reads():
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     for version in range(1, SCHEMA_VERSION + 1):
         run = reporting.read_run(FIXTURES / f"v{version}.json")
         assert run.schema_version == version
@@ -52,7 +52,7 @@ def test_the_report_lists_errors_and_keeps_verdicts(tmp_path):
     out = tmp_path / "r.json"
     assert main(["recompute", str(FIXTURES / "v2.json"), "-o", str(out)]) == 0
     document = json.loads(out.read_text())
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3  # written as the current version
     assert [e["probe_id"] for e in document["errors"]] == ["b#1", "c#0"]
     assert document["errors"][0]["error"] == "the model returned nothing"
     assert [c["probe_id"] for c in document["cases"]] == ["a#0", "a#1", "b#0"]

@@ -61,8 +61,8 @@ def test_missing_schema_version_means_1_and_extras_are_kept():
         (b'{"probe_id": "a"}', "this looks like a single case"),
         (b'{"cases": {"a": 1}}', 'run.json: cases: must be an array of cases (got {"a": 1})'),
         (
-            b'{"schema_version": 3, "cases": []}',
-            "run.json: schema_version: version 3 is newer than this RunLens understands (up to 2)",
+            b'{"schema_version": 4, "cases": []}',
+            "run.json: schema_version: version 4 is newer than this RunLens understands (up to 3)",
         ),
         (b'{"schema_version": "1", "cases": []}', 'run.json: schema_version: must be a whole number (got "1")'),
         (b"[" * 100000 + b"]" * 100000, "run.json: $: nesting is too deep"),

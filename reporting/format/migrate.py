@@ -9,6 +9,10 @@ Version 1 -> 2: version 2 only adds fields (``error``, ``verdicts``, ``probe_gro
 already carry fields of those names as free-form extras, with no such meaning: they are kept under
 ``v1_<name>`` so that version 1 files read exactly as before, and a version 1 case must still be evaluated
 (``passed`` true or false; the reader says so otherwise).
+
+Version 2 -> 3: version 3 only adds fields (``messages``, ``judged_turn``, ``strategy``, ``plugin``, ``limit`` on a
+case). A version 2 (or 1) file's free-form extras of those names are kept under ``v2_<name>``, so those files read
+exactly as before.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from reporting.format.schema import SCHEMA_VERSION
 
 V2_CASE_FIELDS = frozenset({"error", "verdicts", "probe_group", "source_id"})
 V2_RUN_FIELDS = frozenset({"source"})
+V3_CASE_FIELDS = frozenset({"messages", "judged_turn", "strategy", "plugin", "limit"})
 
 Step = Callable[[dict[str, Any], list[Any]], tuple[dict[str, Any], list[Any]]]
 
@@ -35,7 +40,14 @@ def _v1_to_v2(header: dict[str, Any], cases: list[Any]) -> tuple[dict[str, Any],
     return header, cases
 
 
-STEPS: dict[int, Step] = {1: _v1_to_v2}  # from version N to N + 1
+def _v2_to_v3(header: dict[str, Any], cases: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+    for i, case in enumerate(cases):
+        if isinstance(case, dict) and not V3_CASE_FIELDS.isdisjoint(case):
+            cases[i] = {(f"v2_{k}" if k in V3_CASE_FIELDS else k): v for k, v in case.items()}
+    return header, cases
+
+
+STEPS: dict[int, Step] = {1: _v1_to_v2, 2: _v2_to_v3}  # from version N to N + 1
 
 
 def upgrade(header: dict[str, Any], cases: list[Any], version: int) -> tuple[dict[str, Any], list[Any]]:

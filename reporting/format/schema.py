@@ -1,20 +1,25 @@
-"""Typed run-report format (schema version 2): pydantic models and the JSON Schema.
+"""Typed run-report format (schema version 3): pydantic models and the JSON Schema.
 
-A run report is ``{"schema_version": 2, "run": {...}, "cases": [...]}`` with optional
+A run report is ``{"schema_version": 3, "run": {...}, "cases": [...]}`` with optional
 stored ``aggregate_metrics`` and ``observability``. Unknown extra fields on a case or
 on the run metadata are kept and carried through.
 
 Version 2 adds, all optional: a case that was not evaluated (``passed: null`` with an ``error``
 text; every rate is over evaluated cases), several judges' ``verdicts`` per case, ``probe_group``
 (the probe a repetition belongs to), ``source_id`` (the producing tool's own record id) and the
-run's ``source`` (tool, version, format version, file). Version 1 files read unchanged: the one
-migration chain is ``reporting/format/migrate.py``.
+run's ``source`` (tool, version, format version, file).
+
+Version 3 adds, all optional: the conversation a case came from (``messages``: every turn, with tool calls and
+tool results, and ``judged_turn``, the turn the verdict is about), the attack ``strategy`` and the ``plugin`` (the
+producing tool's probe, plugin or task, whole), and a ``limit`` the sample hit. ``probe_input`` (the last user
+turn) and ``response`` (the judged answer) stay, so every figure reads as before. Versions 1 and 2 read unchanged:
+the one migration chain is ``reporting/format/migrate.py``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (
     BaseModel,
@@ -35,7 +40,7 @@ from reporting.format.severity import HIGH_STAKES as HIGH_STAKES
 from reporting.format.severity import SEVERITIES as SEVERITIES
 from reporting.format.severity import normalize_severity as normalize_severity
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 MAX_INTEGER = 2**53  # every integer a run holds is exact in numpy, pandas and a browser's JSON
 MAX_SEVERITY_WEIGHT = 1_000_000.0
@@ -58,6 +63,39 @@ class Verdict(BaseModel):
     passed: Optional[StrictBool] = Field(default=None, description="The judge's verdict; null: it did not judge.")
     score: Optional[Union[StrictFloat, StrictInt]] = Field(default=None, description="The judge's own score, as given.")
     explanation: Optional[StrictStr] = Field(default=None, description="Why the judge decided so.")
+
+
+class ToolCall(BaseModel):
+    """A tool call an assistant turn made: the function's name and its arguments, as the tool recorded them."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False, frozen=True)
+
+    id: Optional[StrictStr] = Field(default=None, description="The call's id (a tool turn answers it by this id).")
+    function: StrictStr = Field(description="The function called.")
+    arguments: Union[dict[StrictStr, Any], StrictStr, None] = Field(
+        default=None, description="Its arguments: an object, or the text the model wrote when it was not JSON."
+    )
+
+
+class Message(BaseModel):
+    """One turn of a conversation (version 3). The producing tool's own per-turn fields are kept as extras."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False, frozen=True)
+
+    role: Literal["system", "user", "assistant", "tool"] = Field(description="Who spoke.")
+    content: StrictStr = Field(default="", description="The turn's text (several parts joined by blank lines).")
+    tool_calls: list[ToolCall] = Field(default_factory=list, description="The tool calls of an assistant turn.")
+    tool_call_id: Optional[StrictStr] = Field(default=None, description="The call a tool turn answers.")
+
+
+class Limit(BaseModel):
+    """A limit the sample hit before it finished (Inspect's ``limit``: message, token, time, working, ...)."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False, frozen=True)
+
+    type: StrictStr = Field(description="Which limit: message, token, time, working, operator, custom, ...")
+    limit: Optional[Union[StrictInt, StrictFloat]] = Field(default=None, description="The limit's value.")
+    reason: Optional[StrictStr] = Field(default=None, description="Why, as the tool said it.")
 
 
 class Case(BaseModel):
@@ -126,6 +164,21 @@ class Case(BaseModel):
     source_id: Optional[StrictStr] = Field(
         default=None, description="The producing tool's own id of the record (version 2)."
     )
+    messages: Optional[list[Message]] = Field(
+        default=None,
+        description="The conversation, every turn in order (version 3); probe_input is its last user turn and "
+        "response its judged answer.",
+    )
+    judged_turn: Optional[StrictInt] = Field(
+        default=None, ge=0, description="The index in messages of the assistant turn the verdict is about (version 3)."
+    )
+    strategy: Optional[StrictStr] = Field(
+        default=None, description="The attack strategy or technique, e.g. basic, crescendo, goat (version 3)."
+    )
+    plugin: Optional[StrictStr] = Field(
+        default=None, description="The producing tool's probe, plugin or task id, whole (version 3)."
+    )
+    limit: Optional[Limit] = Field(default=None, description="A limit the sample hit before it finished (version 3).")
 
 
 class Source(BaseModel):
@@ -167,7 +220,7 @@ class RunMeta(BaseModel):
 
 
 class RunReport(BaseModel):
-    """A whole run report as read from a file (schema version 2; version 1 files are read unchanged)."""
+    """A whole run report as read from a file (schema version 3; versions 1 and 2 are read unchanged)."""
 
     model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
@@ -182,9 +235,25 @@ class RunReport(BaseModel):
     )
 
 
+def conversation_problem(case: Case) -> Optional[tuple[str, str, Any]]:
+    """``judged_turn`` names an assistant turn of ``messages`` (version 3)."""
+    if case.judged_turn is None:
+        return None
+    messages = case.messages or []
+    if case.judged_turn >= len(messages):
+        return "judged_turn", f"must be the index of a turn of messages (it has {len(messages)})", case.judged_turn
+    if messages[case.judged_turn].role != "assistant":
+        return "judged_turn", "must be the index of an assistant turn", case.judged_turn
+    return None
+
+
 def evaluation_problem(case: Case, version: int) -> Optional[tuple[str, str, Any]]:
     """A case is evaluated (passed true or false, with a risk score) or not evaluated (passed null, with an error
-    saying why; version 2)."""
+    saying why; version 2); a judged turn is an assistant turn of its conversation (version 3)."""
+    if case.judged_turn is not None:
+        wrong = conversation_problem(case)
+        if wrong is not None:
+            return wrong
     if case.passed is None:
         if version < 2:
             return (

@@ -82,16 +82,23 @@ def iter_case_records(report: Report) -> Iterator[dict[str, Any]]:
 
 
 V2_OPTIONAL = ("error", "probe_group", "source_id")
+V3_OPTIONAL = ("messages", "judged_turn", "strategy", "plugin", "limit")
 
 
 def _dump(case: Any) -> dict[str, Any]:
-    """A case as JSON, without the version-2 fields it does not use (no "verdicts": {} on every case)."""
+    """A case as JSON, without the version-2 and version-3 fields it does not use (no "verdicts": {} on every
+    case, no "messages": null)."""
     record = case.model_dump(mode="json")
-    for name in V2_OPTIONAL:
+    for name in V2_OPTIONAL + V3_OPTIONAL:
         if record.get(name) is None:
             record.pop(name, None)
     if not record.get("verdicts"):
         record.pop("verdicts", None)
+    for turn in record.get("messages") or ():
+        if not turn.get("tool_calls"):
+            turn.pop("tool_calls", None)
+        if turn.get("tool_call_id") is None:
+            turn.pop("tool_call_id", None)
     return record
 
 
