@@ -31,6 +31,7 @@ from reporting.ui.common import (
     shown_view,
     table,
 )
+from reporting.ui.conversation import show_conversation
 
 # The info box renders Markdown: only a sentence of plain words, digits and (,.;:) goes into it.
 OWN_WORDS = re.compile(r"[A-Za-z0-9 .,;:()'-]*")
@@ -265,9 +266,31 @@ def case_header(row: Any) -> str:
     )
 
 
+def _case_of(row: pd.Series) -> Any:
+    """The run's own case behind a frame row (the frame's index is the case's position in the run)."""
+    view = context().view
+    try:
+        return view.run.cases[int(row.name)] if view is not None else None
+    except (IndexError, TypeError, ValueError):
+        return None
+
+
 def _case_detail(row: pd.Series) -> None:
     st.subheader("Case detail")
     st.text(case_header(row))
+    case = _case_of(row)
+    if case is not None:
+        facts = [
+            f"{label} {printable(value)}"
+            for label, value in (("strategy", case.strategy), ("plugin", case.plugin))
+            if value is not None
+        ]
+        if case.limit is not None:
+            facts.append(f"stopped by its {printable(case.limit.type)} limit ({printable(case.limit.limit)})")
+        if facts:
+            st.text("  |  ".join(facts))
+        if case.messages:
+            show_conversation(case.messages, case.judged_turn)
     for label, column in (
         ("Task", "task"),
         ("Input", "probe_input"),
