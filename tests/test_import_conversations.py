@@ -59,7 +59,7 @@ def test_garak_turns_and_promptfoo_history():
         ("user", "hi"),
         ("assistant", "hello"),
         ("user", "now the recipe"),
-        ("assistant", '{"text": null}'),
+        ("assistant", ""),
     ]
     assert messages[0]["lang"] == "en" and judged == 3
     history, judged = history_turns([{"prompt": "p1", "output": "o1"}, {"prompt": "p2", "output": "o2"}])
