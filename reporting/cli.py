@@ -29,6 +29,7 @@ from reporting.format.problems import InputError
 from reporting.format.severity import SEVERITIES
 from reporting.format.writing import OutputError
 from reporting.importers import FORMATS as IMPORT_FORMATS
+from reporting.textsafe import one_line
 
 
 def _add_report_options(p: argparse.ArgumentParser) -> None:
@@ -371,15 +372,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             commands.SEVERITY_MAP = load_severity_map(args.severity_map)
         return func(args)
     except BadInput as exc:
-        for line in exc.args:
-            _err(str(line))
+        for line in exc.args:  # each message is one line: a newline in the data it names is shown escaped
+            _err(one_line(line))
         return EXIT_BAD_INPUT
     except InputError as exc:  # a rubric, pattern or YAML file: every problem, one line each
         for line in exc.lines:
-            _err(line)
+            _err(one_line(line))
         return EXIT_BAD_INPUT
     except OutputError as exc:
-        _err(str(exc))
+        _err(one_line(exc))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _err("interrupted")
@@ -387,7 +388,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # one line, never a traceback, unless the user asks for one
-        _err(f"internal error: {type(exc).__name__}: {exc}")
+        _err(f"internal error: {type(exc).__name__}: {one_line(exc)}")
         if args.debug:
             import traceback
 

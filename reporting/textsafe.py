@@ -1,8 +1,15 @@
 """Text from a run or a file name is hostile: how it is shown safely in each medium.
 
 - ``printable``: control characters (C0, C1, DEL, line and paragraph separators, bidirectional
-  overrides) escaped as ``\\n``, ``\\x1b``, ``\\u202e``, so one id stays one line and cannot move
-  the cursor, colour a terminal or reorder what is shown around it.
+  overrides) and invisible characters (zero-width spaces and joiners, word joiners and invisible operators,
+  the byte order mark, soft hyphen, variation selectors, tags, fillers, spaces other than U+0020) escaped as
+  ``\\n``, ``\\x1b``, ``\\u202e``, ``\\u200b``, so one id stays one line, cannot move the cursor, colour a
+  terminal or reorder what is shown around it, and two names that differ by an invisible character look
+  different.
+- ``shown``: the one way the command line prints a piece of report data (a run id, model, suite, probe id,
+  category, file name): ``printable`` with every backslash doubled first, so the escaped form of a value is never
+  the same as another value's (``a\\u200b`` is ``a`` and a zero-width space; ``a\\\\u200b`` is the text
+  backslash-u-200b).
 - ``cli_line``: a line for a terminal or a CI log: printable, and a leading ``::`` (a GitHub
   Actions workflow command) turned into ``: :``.
 - ``csv_cell`` / ``csv_safe_frame``: OWASP's rule for spreadsheets: a text cell that starts with
@@ -23,7 +30,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pandas is imported by the one function that takes a frame, not by every caller
     import pandas as pd
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+# Invisible, or shown as a blank that looks like another: format characters (zero-width space, joiners, marks,
+# word joiner, invisible operators, bidi embeddings, overrides and isolates, deprecated format controls, the byte
+# order mark, interlinear annotation, tags), the soft hyphen, combining grapheme joiner, Hangul and Khmer fillers,
+# Mongolian and other variation selectors, and every space but U+0020.
+_INVISIBLE = (
+    "\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u202a-\u202f"
+    "\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f\U000e0100-\U000e01ef"
+)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029" + _INVISIBLE + "]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -33,12 +48,46 @@ def _escape(match: re.Match) -> str:
     if char in _NAMED:
         return _NAMED[char]
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def printable(text: Any) -> str:
     """``text`` with every control or invisible formatting character escaped (backslashes kept as they are)."""
     return _CONTROL.sub(_escape, str(text))
+
+
+def shown(value: Any) -> str:
+    """A piece of report data (run id, model, suite, probe id, category, file name) as the command line prints it:
+    on one line, every control and invisible character escaped, backslashes doubled so that no value prints like
+    another. Every value a verb puts in a line goes through here."""
+    return printable(str(value).replace("\\", "\\\\"))
+
+
+def one_line(text: Any) -> str:
+    """A message made elsewhere that names data (a problem, a warning, a gate's line) printed as one line: its
+    newlines and every control or invisible character escaped (its backslashes, often a JSON escape already,
+    kept)."""
+    return printable(text)
+
+
+_IN_JSON = re.compile(_CONTROL.pattern.replace("\x00-\x1f", "\x00-\x09\x0b-\x1f"))  # a newline is layout there
+
+
+def _json_escape(match: re.Match) -> str:
+    code = ord(match.group(0))
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_text(text: str) -> str:
+    """A JSON document to print: every character ``printable`` would escape written as a JSON ``\\u`` escape
+    instead, so the printed text is the same document (``jq`` reads it) and no terminal acts on or hides any of it.
+    (A JSON encoder leaves no raw newline inside a string: the document's newlines are its layout.)"""
+    return _IN_JSON.sub(_json_escape, text)
 
 
 def cli_line(text: Any) -> str:

@@ -23,6 +23,7 @@ from reporting.commands import (
     mapped,
 )
 from reporting.format.writing import check_output_path, document_chunks, dumps, write_atomic
+from reporting.textsafe import json_text, one_line, shown
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -32,17 +33,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for path in args.files:
         kind = companion_kind(path)
         if kind is not None:  # `validate DIR/*.json` picks up RUN.dimensions.json: not a run, and not an error
-            _out(f"{path}: skipped: {kind}, not a run report")
+            _out(f"{shown(path)}: skipped: {kind}, not a run report")
             continue
         result = load_run(path)
         if result.ok and result.run is not None:
-            _out(f"{path}: ok, {len(result.run.cases)} case(s), schema version {result.run.schema_version}")
+            _out(f"{shown(path)}: ok, {len(result.run.cases)} case(s), schema version {result.run.schema_version}")
             continue
         status = EXIT_BAD_INPUT
         for problem in result.problems:
-            _err(str(problem))
+            _err(one_line(problem))
         kept = len(result.run.cases) if result.run is not None else 0
-        _err(f"{path}: invalid: {len(result.problems)} problem(s); {kept} of {result.cases_in_file} case(s) are valid")
+        _err(
+            f"{shown(path)}: invalid: {len(result.problems)} problem(s); {kept} of {result.cases_in_file} case(s) "
+            "are valid"
+        )
     return status
 
 
@@ -74,7 +78,7 @@ def _rubric_problems(report) -> int:
     the problem, which is also printed here, and the exit code says something was wrong."""
     problems = report.rubrics.problems if report.rubrics is not None else ()
     for problem in problems:
-        _err(problem)
+        _err(one_line(problem))
     if problems:
         _err(f"{len(problems)} problem(s) in the rubric files; the report carries them under 'rubrics'")
         return EXIT_BAD_INPUT
@@ -106,13 +110,13 @@ def cmd_recompute(args: argparse.Namespace) -> int:
         document = {k: v for k, v in document.items() if k not in ("cases", "errors")}
         document["cases_file"] = os.path.basename(table_path)
         write_case_table(case_table(run), table_path)
-        _err(f"wrote {table_path}: the case table ({len(run.cases)} case(s), Parquet)")
+        _err(f"wrote {shown(table_path)}: the case table ({len(run.cases)} case(s), Parquet)")
     if args.output:
         _refuse_overwriting_input(args.output, args.run)
         write_atomic(args.output, document_chunks(document, compact_head=True) if large else dumps(document) + "\n")
-        _err(f"wrote {args.output}: {report.shown} case(s), {len(report.drift)} drift finding(s)")
+        _err(f"wrote {shown(args.output)}: {report.shown} case(s), {len(report.drift)} drift finding(s)")
     else:
-        _out("".join(document_chunks(document, compact_head=True)) if large else dumps(document))
+        _out(json_text("".join(document_chunks(document, compact_head=True)) if large else dumps(document)))
     return _rubric_problems(report)
 
 
@@ -141,17 +145,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     if output:
         write_atomic(output, html)
         errors = f", {report.error_count} not evaluated" if report.error_count else ""
-        _err(f"wrote {output}: {report.shown} of {report.total} case(s){errors}, {len(html) / 1e6:.1f} MB")
+        _err(f"wrote {shown(output)}: {report.shown} of {report.total} case(s){errors}, {len(html) / 1e6:.1f} MB")
     if args.pdf:
         from reporting.render.pdf import PdfError, html_to_pdf
 
         try:
             pdf = html_to_pdf(html, args.paper)
         except PdfError as exc:
-            _err(f"python -m reporting export: cannot write {args.pdf}: {exc}")
+            _err(f"python -m reporting export: cannot write {shown(args.pdf)}: {one_line(exc)}")
             return 2
         write_atomic(args.pdf, pdf)
-        _err(f"wrote {args.pdf}: the printed handout ({args.paper}), {len(pdf) / 1e6:.1f} MB")
+        _err(f"wrote {shown(args.pdf)}: the printed handout ({args.paper}), {len(pdf) / 1e6:.1f} MB")
     return _rubric_problems(report)
 
 
@@ -174,30 +178,30 @@ def cmd_compare(args: argparse.Namespace) -> int:
     text = dumps(comparison)
     if args.output:
         write_atomic(args.output, text + "\n")
-        _err(f"wrote {args.output}: the comparison as JSON ({comparison['paired']} paired probe(s))")
+        _err(f"wrote {shown(args.output)}: the comparison as JSON ({comparison['paired']} paired probe(s))")
     elif not args.html:  # asked for a file only: the terminal gets the reading, not 300 lines of JSON
-        _out(text)
+        _out(json_text(text))
     if args.html:
         from reporting.render.html import render_compare_html
 
         failing = changed_cases(base, candidate, comparison["newly_failing"]).to_dict("records")
         passing = changed_cases(base, candidate, comparison["newly_passing"]).to_dict("records")
         write_atomic(args.html, render_compare_html(comparison, failing, passing, timestamp=args.timestamp))
-        _err(f"wrote {args.html}: the comparison as a self-contained HTML file")
+        _err(f"wrote {shown(args.html)}: the comparison as a self-contained HTML file")
     for line in comparison["warnings"] + comparison_reading(comparison):
-        _err(line)
+        _err(one_line(line))
     return EXIT_OK
 
 
 def _runs_in(folder: str) -> tuple[list, list]:
     """The valid runs of a folder and the paths read; skipped files (companions, FIFOs, too large) are listed."""
     if not os.path.isdir(folder):
-        raise BadInput(f"{folder}: not a folder of run reports")
+        raise BadInput(f"{shown(folder)}: not a folder of run reports")
     from reporting.format.folders import run_files
 
     paths, skipped = run_files(folder)
     for entry in skipped:
-        _err(f"{os.path.join(folder, entry.name)}: skipped: {entry.reason}")
+        _err(f"{shown(os.path.join(folder, entry.name))}: skipped: {one_line(entry.reason)}")
     from reporting.format.problems import FileTooLarge, read_file_bytes
     from reporting.format.reading import load_run as load
     from reporting.importers import run_models
@@ -219,7 +223,7 @@ def _runs_in(folder: str) -> tuple[list, list]:
     if problems:
         raise BadInput(*problems)
     if not runs:
-        raise BadInput(f"{folder}: no run reports found")
+        raise BadInput(f"{shown(folder)}: no run reports found")
     return runs, paths
 
 
@@ -236,24 +240,24 @@ def cmd_trend(args: argparse.Namespace) -> int:
     data = trend(runs, suite=args.suite)
     if args.output:
         write_atomic(args.output, dumps(data) + "\n")
-        _err(f"wrote {args.output}: the trend as JSON")
+        _err(f"wrote {shown(args.output)}: the trend as JSON")
     if args.html:
         from reporting.render.html import render_trend_html
 
         write_atomic(args.html, render_trend_html(data, timestamp=args.timestamp))
-        _err(f"wrote {args.html}: the trend as a self-contained HTML file")
+        _err(f"wrote {shown(args.html)}: the trend as a self-contained HTML file")
     for line in data["warnings"]:
-        _err(line)
+        _err(one_line(line))
     print_trend(data)
     return EXIT_OK
 
 
 def print_trend(data) -> None:
-    _out(f"suite {data['suite']}: {len(data['points'])} run(s)")
+    _out(f"suite {shown(data['suite'])}: {len(data['points'])} run(s)")
     for p in data["points"]:
         ci = p["pass_rate_ci"] or [None, None]
         _out(
-            f"  {p['created_at'] or 'undated':22} {p['run_id']:40} pass rate "
+            f"  {shown(p['created_at'] or 'undated'):22} {shown(p['run_id']):40} pass rate "
             f"{p['pass_rate'] if p['pass_rate'] is None else round(p['pass_rate'], 3)}"
             f" [{ci[0] if ci[0] is None else round(ci[0], 3)}, {ci[1] if ci[1] is None else round(ci[1], 3)}]"
             "  resilience "
@@ -295,9 +299,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             "no gate given: use " + ", ".join(_flag(g.option) for g in GATES) + ", --rubric/--verdicts or --baseline"
         )
     for note in prepared.notes:
-        _out("note   " + note)
+        _out("note   " + one_line(note))
     for gate in results:
-        _out(("holds  " if gate["holds"] else "FAILS  ") + gate["line"])
+        _out(("holds  " if gate["holds"] else "FAILS  ") + one_line(gate["line"]))
     failed = [g for g in results if not g["holds"]]
     _out(f"{len(results) - len(failed)} of {len(results)} gate(s) hold")
     return EXIT_FAILED if failed else EXIT_OK
@@ -332,5 +336,5 @@ def _gates(run, args, baseline, prepared):
 def cmd_schema(args: argparse.Namespace) -> int:
     from reporting.format.schema import json_schema
 
-    _out(dumps(json_schema()))
+    _out(json_text(dumps(json_schema())))
     return EXIT_OK

@@ -4,9 +4,11 @@ with DuckDB or Spark (docs/scale.md)."""
 from __future__ import annotations
 
 import argparse
+import os
 
 from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out
 from reporting.format.writing import check_output_path, dumps, write_atomic
+from reporting.textsafe import shown
 
 
 def _engine(args: argparse.Namespace):
@@ -33,7 +35,10 @@ def _add(args: argparse.Namespace) -> int:
     for path, run in runs:
         stored, new = store.add_table(run, path) if isinstance(run, ColumnarRun) else store.add(run, path)
         what = "added" if new else "already in the store, nothing written"
-        _err(f"{path}: {what}: {stored.cases} case(s) of {stored.model} on {stored.suite} ({stored.key})")
+        _err(
+            f"{shown(path)}: {what}: {stored.cases} case(s) of {shown(stored.model)} on {shown(stored.suite)} "
+            f"({shown(stored.key)})"
+        )
     return EXIT_OK
 
 
@@ -50,25 +55,34 @@ def _read_for_store(path: str):
     return _load_valid(path)
 
 
-def _outputs(args: argparse.Namespace) -> None:
-    for output in (args.output, getattr(args, "html", None)):
-        if output:
-            check_output_path(output)
+def _outputs(args: argparse.Namespace, store) -> None:
+    """Each output can be written, and none is inside the store: a store verb writes nothing there but the store's
+    own files (an HTML page over a run record would leave the store unreadable)."""
+    outputs = [output for output in (args.output, getattr(args, "html", None)) if output]
+    for output in outputs:
+        check_output_path(output)
+        if store.holds(output):
+            raise BadInput(
+                f"{shown(output)}: refusing to write inside the store {shown(args.store)} (the store holds only "
+                "what `store add` writes); choose an output path outside the store's folder"
+            )
+    if len(outputs) == 2 and os.path.realpath(outputs[0]) == os.path.realpath(outputs[1]):
+        raise BadInput("-o and --html name the same file: give each its own")
 
 
 def _computed(args: argparse.Namespace, view) -> dict:
     """A view of the store (``reporting.store.views``) computed by the engine asked for, which is then closed."""
     from reporting.store.layout import Store
 
-    _outputs(args)
     store = Store.open(args.store)
+    _outputs(args, store)
     engine = _engine(args)
     try:
         data = view(store, engine, args.suite)
     finally:
         engine.close()
     if data["suite"] is None:
-        raise BadInput(f"{args.store}: the store holds no run")
+        raise BadInput(f"{shown(args.store)}: the store holds no run")
     return data
 
 
@@ -79,12 +93,12 @@ def _trend(args: argparse.Namespace) -> int:
     data = _computed(args, trend)
     if args.output:
         write_atomic(args.output, dumps(data) + "\n")
-        _err(f"wrote {args.output}: the trend as JSON")
+        _err(f"wrote {shown(args.output)}: the trend as JSON")
     if args.html:
         from reporting.render.html import render_trend_html
 
         write_atomic(args.html, render_trend_html(data))
-        _err(f"wrote {args.html}: the trend as a self-contained HTML file")
+        _err(f"wrote {shown(args.html)}: the trend as a self-contained HTML file")
     print_trend(data)
     return EXIT_OK
 
@@ -95,11 +109,13 @@ def _compare(args: argparse.Namespace) -> int:
     data = _computed(args, latest)
     if args.output:
         write_atomic(args.output, dumps(data) + "\n")
-        _err(f"wrote {args.output}: the latest figures per model as JSON")
-    _out(f"suite {data['suite']}: the newest run of {len(data['models'])} model(s), computed by {data['engine']}")
+        _err(f"wrote {shown(args.output)}: the latest figures per model as JSON")
+    _out(
+        f"suite {shown(data['suite'])}: the newest run of {len(data['models'])} model(s), computed by {data['engine']}"
+    )
     for entry in data["models"]:
         figure = entry["figures"].get("pass_rate", {})
         rate, ci = figure.get("value"), figure.get("interval")
-        shown = "n/a" if rate is None else f"{rate:.3f}" + ("" if not ci else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
-        _out(f"  {entry['model']:40} {entry['created_at'] or 'undated':28} pass rate {shown}")
+        rate_text = "n/a" if rate is None else f"{rate:.3f}" + ("" if not ci else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
+        _out(f"  {shown(entry['model']):40} {shown(entry['created_at'] or 'undated'):28} pass rate {rate_text}")
     return EXIT_OK

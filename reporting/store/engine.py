@@ -11,6 +11,7 @@ the same numbers as the per-run figures, checked to 1e-9 on the known-answer and
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
@@ -37,6 +38,22 @@ AGGREGATES: dict[str, str] = {
     "weighted_risk_sd": f"stddev_samp(CASE WHEN {EVALUATED} THEN weighted_risk END)",
 }
 GROUPS = {"run": ["run_key"], "category": ["run_key", "category"]}
+
+
+_DUCKDB_GLOB = re.compile(r"([*?\[])")
+_HADOOP_GLOB = re.compile(r"([{}\[\]*?\\])")
+
+
+def duckdb_literal_path(path: str) -> str:
+    """``path`` as DuckDB's file readers match it exactly: each glob character (``*``, ``?``, ``[``) in a class of
+    its own (``[*]``), so a store in a folder named ``st*`` or ``s[ab]`` reads its own files and no other store's.
+    (DuckDB has no backslash escape; ``{`` and ``]`` alone are not special to it.)"""
+    return _DUCKDB_GLOB.sub(r"[\1]", path)
+
+
+def hadoop_literal_path(path: str) -> str:
+    """``path`` as Spark (Hadoop's glob) matches it exactly: each of ``{}[]*?\\`` escaped with a backslash."""
+    return _HADOOP_GLOB.sub(r"\\\1", path)
 
 
 def query(group: str, quantile: str) -> str:
@@ -162,9 +179,20 @@ class DuckDBEngine:
             return []
         connection = duckdb.connect()
         try:
-            cases = connection.read_parquet(list(files))  # the paths are values, never spliced into SQL
-            connection.register("cases", cases)
-            result = connection.execute(query(group, self.quantile))
+            # The paths are values, never spliced into SQL; DuckDB expands globs in them, so each is escaped to
+            # match itself only (the store lists its files in Python: no pattern is ever meant).
+            try:
+                cases = connection.read_parquet([duckdb_literal_path(path) for path in files])
+                connection.register("cases", cases)
+                result = connection.execute(query(group, self.quantile))
+            except (duckdb.IOException, duckdb.InvalidInputException, duckdb.ConversionException) as exc:
+                from reporting.format.problems import Problem
+                from reporting.store.layout import StoreError
+
+                reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+                raise StoreError(
+                    [Problem(files[0].rsplit("/cases/", 1)[0], "cases", f"cannot be read: {reason}")]
+                ) from None
             names = [d[0] for d in result.description]
             return [dict(zip(names, row)) for row in result.fetchall()]
         finally:
@@ -197,7 +225,7 @@ class SparkEngine:
             return []
         with warnings.catch_warnings():  # PySpark's notice about the pandas version: nothing RunLens uses
             warnings.simplefilter("ignore", FutureWarning)
-            frame = self.session.read.parquet(*files)
+            frame = self.session.read.parquet(*[hadoop_literal_path(path) for path in files])
             frame.createOrReplaceTempView("cases")
             return [row.asDict() for row in self.session.sql(query(group, self.quantile)).collect()]
 

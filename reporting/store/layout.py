@@ -14,7 +14,6 @@ percent-encoded (dots too), so no name becomes a path.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -31,6 +30,22 @@ from reporting.format.writing import dumps, write_atomic
 FORMAT = "runlens-store"
 VERSION = 1
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+_KEY = re.compile(r"[0-9a-f]{1,64}")
+MAX_RECORD_BYTES = 1 << 20  # store.json and each run record are small: a larger one is not the store's own
+# A run record's fields: name, type(s), may be null.
+_RECORD_FIELDS: tuple[tuple[str, Any, bool], ...] = (
+    ("key", str, False),
+    ("run_id", str, False),
+    ("suite", str, False),
+    ("model", str, False),
+    ("created_at", str, True),
+    ("date", str, False),
+    ("cases", int, False),
+    ("path", str, False),
+    ("source", dict, True),
+    ("file", str, False),
+)
+_KIND = {str: "text", int: "a whole number", dict: "an object"}
 
 
 class StoreError(InputError):
@@ -83,20 +98,31 @@ class Store:
                 return cls(root)
             what = "is not empty" if root.exists() else "does not exist"
             raise StoreError([Problem(folder, "store.json", f"not a RunLens run store (the folder {what})")])
-        try:
-            header = json.loads(marker.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise StoreError([Problem(folder, "store.json", f"cannot be read: {exc}")]) from None
+        header = _read_json(marker, folder, "store.json")
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise StoreError([Problem(folder, "store.json", "not a RunLens run store")])
-        version = header.get("version")
-        if not isinstance(version, int) or version > VERSION:
+        if "version" not in header:
+            raise StoreError([Problem(folder, "store.json.version", "missing: a store names its layout version")])
+        version = header["version"]
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             raise StoreError(
                 [
                     Problem(
                         folder,
                         "store.json.version",
-                        f"written by a newer RunLens (version {version!r}); this one reads version {VERSION}",
+                        f"not a store layout version: versions are whole numbers from 1 (this RunLens reads {VERSION})",
+                        version,
+                    )
+                ]
+            )
+        if version > VERSION:
+            shown = str(version) if len(str(version)) <= 20 else str(version)[:20] + "..."
+            raise StoreError(
+                [
+                    Problem(
+                        folder,
+                        "store.json.version",
+                        f"written by a newer RunLens (version {shown}); this one reads version {VERSION}",
                     )
                 ]
             )
@@ -105,22 +131,102 @@ class Store:
         return store
 
     def _migrate(self, version: int) -> None:
-        """The one migration chain of the store's layout; version 1 is the first, so nothing to do yet."""
-        assert version == VERSION
+        """The one migration chain of the store's layout; version 1 is the first, so nothing to do yet (``open``
+        has refused every other version as a listed problem)."""
 
     def runs(self) -> list[StoredRun]:
-        """Every committed run, oldest first (by date, time, run id)."""
-        found = []
-        for path in sorted((self.root / "runs").glob("*.json")):
+        """Every committed run, oldest first (by date, time, run id). A record is hostile input like any file: each
+        one is read strictly and checked (types, its key, a case table inside the store), every problem listed."""
+        found, problems = [], []
+        runs_folder = self.root / "runs"
+        for path in sorted(runs_folder.glob("*.json")) if runs_folder.is_dir() else ():
             try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-                found.append(StoredRun(**{k: record.get(k) for k in StoredRun.__dataclass_fields__}))
-            except (OSError, ValueError, TypeError) as exc:
-                raise StoreError([Problem(str(path), "$", f"a run record cannot be read: {exc}")]) from None
+                record = _read_json(path, str(path), "$", limit=MAX_RECORD_BYTES)
+            except StoreError as exc:
+                problems += exc.problems
+                continue
+            stored, wrong = self._record(path, record)
+            problems += wrong
+            if stored is not None:
+                found.append(stored)
+        if problems:
+            raise StoreError(problems)
         return sorted(found, key=lambda r: (r.date, r.created_at or "", r.run_id))
 
+    def _record(self, path: Path, record: Any) -> tuple[Optional[StoredRun], list[Problem]]:
+        label = str(path)
+        if not isinstance(record, dict):
+            return None, [Problem(label, "$", "a run record must be a JSON object")]
+        problems = []
+        for name, kinds, optional in _RECORD_FIELDS:
+            value = record.get(name)
+            if value is None and optional:
+                continue
+            if not isinstance(value, kinds) or isinstance(value, bool):
+                what = "missing" if name not in record else "of the wrong type"
+                problems.append(Problem(label, name, f"{what}: a run record's {name} must be {_KIND[kinds]}"))
+        if problems:
+            return None, problems
+        if record["key"] != path.stem or not _KEY.fullmatch(record["key"]):
+            problems.append(Problem(label, "key", "must be the record's own file name (a run fingerprint)"))
+        if record["cases"] < 0:
+            problems.append(Problem(label, "cases", "must be 0 or more", record["cases"]))
+        problems += self._case_table_problems(label, record["path"])
+        if problems:
+            return None, problems
+        fields: dict[str, Any] = {k: record.get(k) for k in StoredRun.__dataclass_fields__}
+        return StoredRun(**fields), []
+
+    def _case_table_problems(self, label: str, relative: str) -> list[Problem]:
+        """A record's case table must be a regular Parquet file under the store's ``cases`` folder: never a path
+        that leaves the store, by ``..``, an absolute path or a link."""
+        parts = Path(relative).parts
+        if (
+            Path(relative).is_absolute()
+            or not parts
+            or parts[0] != "cases"
+            or ".." in parts
+            or not relative.endswith(".parquet")
+            or "\x00" in relative
+        ):
+            return [Problem(label, "path", "must name a .parquet file under the store's cases folder", relative)]
+        target = self.root / relative
+        try:
+            inside = Path(os.path.realpath(self.root)) in Path(os.path.realpath(target)).parents
+            regular = target.is_file() and not target.is_symlink()
+        except (OSError, ValueError):
+            inside = regular = False
+        if not inside or not regular:
+            return [
+                Problem(label, "path", "the case table is missing, not a regular file, or outside the store", relative)
+            ]
+        return []
+
+    def holds(self, path: str) -> bool:
+        """Whether writing ``path`` would write into the store: a path inside its folder (through any link), or a
+        file that is one of the store's own (a hard link to its store.json, a record or a case table)."""
+        root = os.path.realpath(self.root)
+        where = os.path.realpath(path)
+        if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+        try:
+            target = os.stat(path)
+        except OSError:
+            return False
+        for folder, _, names in os.walk(root):
+            for name in names:
+                try:
+                    held = os.stat(os.path.join(folder, name), follow_symlinks=False)
+                except OSError:
+                    continue
+                if (held.st_dev, held.st_ino) == (target.st_dev, target.st_ino):
+                    return True
+        return False
+
     def case_files(self, runs: Optional[list[StoredRun]] = None) -> list[str]:
-        return [str(self.root / r.path) for r in (self.runs() if runs is None else runs)]
+        """The exact paths of the runs' case tables (listed here, never found by a pattern: see ``engine``)."""
+        root = os.path.abspath(self.root)  # absolute: no engine reads a leading '~' or a scheme into it
+        return [os.path.join(root, r.path) for r in (self.runs() if runs is None else runs)]
 
     def add(self, run: RunReport, file: str) -> tuple[StoredRun, bool]:
         """Add a run (False: it was there already, nothing written)."""
@@ -164,3 +270,24 @@ class Store:
         write_case_table(table(), self.root / stored.path)
         write_atomic(record_path, dumps(stored.as_dict()) + "\n")  # last: the run is in the store from here on
         return stored, True
+
+
+def _read_json(path: Path, folder: str, where: str, limit: int = MAX_RECORD_BYTES) -> Any:
+    """One of the store's small JSON files, read strictly (size cap, regular file, UTF-8, strict JSON)."""
+    from reporting.format.problems import FileTooLarge, read_file_bytes
+    from reporting.format.strict_json import parse_json_text
+
+    label = str(path) if where == "$" else folder
+    try:
+        text = read_file_bytes(path, limit=limit, regular_only=True).decode("utf-8")
+    except FileTooLarge as exc:
+        raise StoreError([Problem(label, where, f"cannot be read: {exc}")]) from None
+    except OSError as exc:
+        reason = exc.strerror or exc.__class__.__name__
+        raise StoreError([Problem(label, where, f"cannot be read: {reason}")]) from None
+    except UnicodeDecodeError as exc:
+        raise StoreError([Problem(label, where, f"cannot be read: not UTF-8 text (byte {exc.start})")]) from None
+    value, problems = parse_json_text(label, text, where)
+    if problems:
+        raise StoreError(problems)
+    return value
