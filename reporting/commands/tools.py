@@ -19,6 +19,7 @@ from reporting.commands import (
     _refuse_overwriting_input,
 )
 from reporting.format.writing import check_output_path, document_chunks, dumps, write_atomic
+from reporting.textsafe import json_text, one_line, shown
 
 
 def _patterns(args: argparse.Namespace):
@@ -41,7 +42,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     pairs, problems = pair_inputs(args.probes, args.responses)
     if problems:
         for problem in problems:
-            _err(str(problem))
+            _err(one_line(problem))
         _err(f"scored nothing: {len(problems)} problem(s) in the inputs; {len(pairs)} probe(s) had a usable response")
         return EXIT_BAD_INPUT
     meta = scoring_meta(
@@ -63,7 +64,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     write_atomic(args.output, dumps(report) + "\n")
     counts = report["aggregate_metrics"]["counts"]
     _err(
-        f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, "
+        f"wrote {shown(args.output)}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, "
         f"{counts['failed']} failed"
     )
     return EXIT_OK
@@ -80,7 +81,9 @@ def _score_run_as_judge(args: argparse.Namespace, patterns) -> int:
     document = add_rules_judge(run, patterns)
     write_atomic(args.output, dumps(document) + "\n")
     judged = sum(1 for c in document["cases"] if RUNLENS_JUDGE in (c.get("verdicts") or {}))
-    _err(f"wrote {args.output}: {RUNLENS_JUDGE} and {LEARNED} judged {judged} of {len(document['cases'])} case(s)")
+    _err(
+        f"wrote {shown(args.output)}: {RUNLENS_JUDGE} and {LEARNED} judged {judged} of {len(document['cases'])} case(s)"
+    )
     return EXIT_OK
 
 
@@ -118,7 +121,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if problems:
         raise BadInput(*problems)
     for warning in warnings:
-        _err(warning)
+        _err(one_line(warning))
     targets = _targets(args.output, runs)
     for (_, document, _), target in zip(runs, targets):
         counted = [0, 0]  # cases, errors: counted as they are written (a streamed garak run is never a list)
@@ -133,7 +136,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             write_atomic(target, document_chunks({**document, "cases": count(document["cases"])}))
         tool = (document["run"].get("source") or {}).get("tool", "?")
         _err(
-            f"wrote {target}: {counted[0]} case(s) of {document['run']['model']} from {tool}, "
+            f"wrote {shown(target)}: {counted[0]} case(s) of {shown(document['run']['model'])} from {shown(tool)}, "
             f"{counted[1]} not evaluated"
         )
     return EXIT_OK
@@ -223,8 +226,8 @@ def _score_jailbreakbench(path: str, args: argparse.Namespace) -> int:
     write_atomic(args.output, dumps(report) + "\n")
     counts = report["aggregate_metrics"]["counts"]
     _err(
-        f"wrote {args.output}: {counts['probes_evaluated']} case(s) scored, {skipped} record(s) without prompt or "
-        "response skipped"
+        f"wrote {shown(args.output)}: {counts['probes_evaluated']} case(s) scored, {skipped} record(s) without "
+        "prompt or response skipped"
     )
     return EXIT_OK
 
@@ -234,7 +237,7 @@ def cmd_rubric(args: argparse.Namespace) -> int:
     if args.kind == "scorecard":
         from reporting.rubrics import scorecard
 
-        _out(dumps(scorecard(args.rubric, args.verdicts, args.benchmarks)))
+        _out(json_text(dumps(scorecard(args.rubric, args.verdicts, args.benchmarks))))
         return EXIT_OK
     if args.kind == "dimensions":
         from reporting.rubrics import load_evaluations, parse_weights, score_dimensions
@@ -248,8 +251,8 @@ def cmd_rubric(args: argparse.Namespace) -> int:
             label=args.evaluations,
         )
         for note in result["notes"]:
-            _err(note)
-        _out(dumps(result))
+            _err(one_line(note))
+        _out(json_text(dumps(result)))
         return EXIT_OK
     from reporting.analysis.contradiction import check_examples
 
@@ -260,14 +263,17 @@ def cmd_rubric(args: argparse.Namespace) -> int:
     for r in results:
         mark = "" if r["correct"] is None else ("  ok" if r["correct"] else "  MISCLASSIFIED")
         _out(
-            f"{r['id']}: {'contradiction' if r['result'] else 'no contradiction'} "
-            f"(turn 1 {r['turn1_position']}, turn 2 {r['turn2_position']}"
+            f"{shown(r['id'])}: {'contradiction' if r['result'] else 'no contradiction'} "
+            f"(turn 1 {shown(r['turn1_position'])}, turn 2 {shown(r['turn2_position'])}"
             f"{', acknowledged' if r['acknowledged'] else ''}){mark}"
         )
     checked = [r for r in results if r["correct"] is not None]
     _out(f"{len(checked) - len(wrong)} of {len(checked)} example(s) with an expectedResult classified correctly")
     for r in wrong:
-        _err(f"misclassified: {r['file']}: expected {r['expected']}, got {r['result']} ({r['rationale']})")
+        _err(
+            f"misclassified: {shown(r['file'])}: expected {shown(r['expected'])}, got {shown(r['result'])} "
+            f"({shown(r['rationale'])})"
+        )
     return EXIT_FAILED if wrong else EXIT_OK
 
 
@@ -323,7 +329,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     if args.store is not None and not os.path.isfile(os.path.join(args.store, "store.json")):
         raise BadInput(f"{args.store}: not a RunLens run store (no store.json; make one with `store add`)")
     command = dashboard_command(args.folder, args.port, args.address, False if args.no_browser else None, args.store)
-    _err(f"RunLens dashboard on http://{args.address}:{args.port} (Ctrl+C stops it)")
+    _err(f"RunLens dashboard on http://{shown(args.address)}:{args.port} (Ctrl+C stops it)")
     sys.stderr.flush()
     # The process becomes Streamlit's server: Ctrl+C and a service manager's SIGTERM reach it directly.
     os.execv(command[0], command)
