@@ -75,6 +75,24 @@ def test_point_7_no_store_verb_writes_inside_the_store(tmp_path, capsys):
     assert _snapshot(folder) == before
 
 
+def test_point_7_the_store_writes_nothing_through_a_link_out_of_it(tmp_path, capsys):
+    """issue 30 point 7, the other way round: the store's own writes stay inside its folder. A store from a
+    tarball or a shared drive whose `cases` or `runs` folder is a link elsewhere is refused (exit 2) before a byte
+    is written through it."""
+    for name in ("cases", "runs"):
+        folder = _store(tmp_path, f"store-{name}")
+        elsewhere = tmp_path / f"elsewhere-{name}"
+        elsewhere.mkdir()
+        shutil.move(str(folder / name), str(tmp_path / f"moved-{name}"))
+        (folder / name).symlink_to(elsewhere)
+        capsys.readouterr()
+        run = _run(tmp_path / f"new-{name}.json", 5, run_id="new")
+        assert main(["store", "add", str(run), "--store", str(folder)]) == 2
+        err = capsys.readouterr().err
+        assert f"{folder}: {name}: not a folder of the store" in err and "internal error" not in err, err
+        assert list(elsewhere.iterdir()) == []
+
+
 GLOB_NAMES = ["st*", "st1", "st2", "s?", "sa", "s[ab]", "sb", "s{a,b}", "s]"]
 
 

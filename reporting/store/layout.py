@@ -202,6 +202,16 @@ class Store:
             ]
         return []
 
+    def _make_folders(self, folder: Path) -> None:
+        """The folders a run is written in, made one by one inside the store: a store from elsewhere may hold a
+        link out of it (or a file) where a folder is, and nothing is then written through it."""
+        for where in [Path("runs"), *[Path(*folder.parts[: i + 1]) for i in range(len(folder.parts))]]:
+            path = self.root / where
+            if not path.is_symlink() and not path.exists():
+                path.mkdir()
+            if path.is_symlink() or not path.is_dir():
+                raise StoreError([Problem(str(self.root), str(where), "not a folder of the store (a link or a file)")])
+
     def holds(self, path: str) -> bool:
         """Whether writing ``path`` would write into the store: a path inside its folder (through any link), or a
         file that is one of the store's own (a hard link to its store.json, a record or a case table)."""
@@ -266,7 +276,7 @@ class Store:
             source=meta.source.model_dump() if meta.source is not None else None,
             file=os.path.basename(file),
         )
-        (self.root / folder).mkdir(parents=True, exist_ok=True)
+        self._make_folders(folder)
         write_case_table(table(), self.root / stored.path)
         write_atomic(record_path, dumps(stored.as_dict()) + "\n")  # last: the run is in the store from here on
         return stored, True
