@@ -253,7 +253,7 @@ def _show(args: argparse.Namespace, run) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from reporting.format.problems import read_file_bytes
+    from reporting.format.problems import FileTooLarge, read_file_bytes
     from reporting.format.reviews import merge, record_line
     from reporting.format.writing import check_output_path, write_atomic
 
@@ -266,9 +266,9 @@ def _merge(args: argparse.Namespace) -> int:
     loaded = []
     for path in files:
         try:
-            loaded.append((path, read_file_bytes(path)))
-        except OSError as exc:
-            raise BadInput(f"{path}: cannot read the file: {exc}") from None
+            loaded.append((path, read_file_bytes(path, regular_only=True)))
+        except (OSError, FileTooLarge) as exc:
+            raise BadInput(f"{path}: cannot read the file: {getattr(exc, 'strerror', None) or exc}") from None
     records, problems, conflicts = merge(loaded)
     if problems:
         raise BadInput(*[str(p) for p in problems])
