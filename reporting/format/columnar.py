@@ -150,7 +150,9 @@ def _parse(lines: bytes, schema, count: int):
     spans_lines = lines.count(b"\n") != count - 1
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error", newlines_in_values=spans_lines)
     try:
-        return pj.read_json(io.BytesIO(lines), read_options=pj.ReadOptions(block_size=BLOCK), parse_options=options)
+        return pj.read_json(
+            io.BytesIO(lines), read_options=pj.ReadOptions(block_size=BLOCK, use_threads=False), parse_options=options
+        )
     except _arrow_error():
         raise NotMine from None
 
@@ -171,7 +173,9 @@ def _read_lines(path: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
         with open(path, "rb") as handle:
             if handle.read(3) == b"\xef\xbb\xbf":
                 raise NotMine  # a byte order mark: the per-record reader knows what to do with it
-        reader = pj.open_json(path, read_options=pj.ReadOptions(block_size=BLOCK), parse_options=options)
+        reader = pj.open_json(
+            path, read_options=pj.ReadOptions(block_size=BLOCK, use_threads=False), parse_options=options
+        )
         for batch in reader:
             mentioned |= mentions(batch)  # before the texts are dropped
             batches.append(batch.select([c for c in schema.names if c in keep]))

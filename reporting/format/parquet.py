@@ -140,30 +140,102 @@ def write_case_table(table, path: Union[str, Path]) -> None:
 
 
 def read_parquet_document(data: bytes, label: str) -> tuple[Optional[dict[str, Any]], list[Problem]]:
-    """A Parquet case table as a RunLens document (schema version 2), or the problems that stop it."""
+    """A Parquet case table as a RunLens document (schema version 2), or the problems that stop it.
+
+    The footer's rows, values and uncompressed sizes are checked against the expansion limits before a page is
+    read; text columns are read as dictionaries and their expanded size counted before any row is made (a small
+    file of one long text repeated by run-length encoding never becomes gigabytes); each column must be of its
+    type; the JSON in the metadata and in ``extra`` goes through the strict decoder; no thread pool is started
+    (pyarrow's pools could abort the interpreter at exit)."""
+    table, problems = _read_table(data, label)
+    if table is None:
+        return None, problems
+    try:
+        return _document(table, label)
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError) as exc:
+        return None, [Problem(label, "$", f"not a readable case table: {type(exc).__name__}: {str(exc)[:160]}")]
+
+
+def _read_table(data: bytes, label: str):
+    """The Arrow table of a Parquet file within the expansion limits, or the problems."""
+    from reporting.format.expansion import dense_bytes, expansion_limit, parquet_limits
+
     try:
         import pyarrow.parquet as pq
 
-        table = pq.read_table(io.BytesIO(data))
+        probe = pq.ParquetFile(io.BytesIO(data), pre_buffer=False)
+        problems = parquet_limits(probe.metadata, label, len(data))
+        if problems:
+            return None, problems
+        texts = [
+            column.path
+            for column in (probe.schema.column(i) for i in range(len(probe.schema)))
+            if column.physical_type == "BYTE_ARRAY"
+        ]
+        source = pq.ParquetFile(io.BytesIO(data), pre_buffer=False, read_dictionary=texts)
+        table = source.read(use_threads=False)
+        table.validate(full=True)  # offsets, UTF-8 of every text, dictionary indices in range
     except Exception as exc:  # noqa: BLE001 - a broken file is a problem of that file, whatever pyarrow raises
         return None, [Problem(label, "$", f"not a readable Parquet file: {str(exc)[:200]}")]
+    expanded = sum(dense_bytes(column) for column in table.columns)
+    if expanded > expansion_limit(len(data)):
+        from reporting.format.expansion import Budget
+
+        budget = Budget(label, len(data))
+        budget.take(expanded)
+        return None, [budget.problem("$")]
+    wrong = [
+        Problem(
+            label,
+            name,
+            f"a column of the case table must be of type {kind}",
+            str(_plain(table.schema.field(name).type)),
+        )
+        for name, kind in CASE_COLUMNS.items()
+        if name in table.column_names and not _plain(table.schema.field(name).type).equals(_arrow_type(kind))
+    ]
+    return (None, wrong) if wrong else (table, [])
+
+
+def _plain(kind):
+    """An Arrow type with its dictionaries replaced by their value types (text read as dictionaries)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        return _plain(kind.value_type)
+    if pa.types.is_list(kind):
+        return pa.list_(_plain(kind.value_type))
+    if pa.types.is_struct(kind):
+        return pa.struct([pa.field(f.name, _plain(f.type), f.nullable) for f in kind])
+    return kind
+
+
+def _json(label: str, path: str, raw: Any, problems: list[Problem]) -> Any:
+    """JSON text held in the file (its metadata, a case's ``extra``) through the strict decoder; None if bad."""
+    from reporting.format.strict_json import strict_loads
+
+    value, errors = strict_loads(label, raw if isinstance(raw, (bytes, str)) else b"", path)
+    problems.extend(errors)
+    return value
+
+
+def _document(table, label: str) -> tuple[Optional[dict[str, Any]], list[Problem]]:
     missing = [c for c in REQUIRED if c not in table.column_names]
     if missing:
         return None, [Problem(label, "$", f"a Parquet case table needs the column(s) {', '.join(missing)}")]
     metadata = table.schema.metadata or {}
     header: dict[str, Any] = {}
+    problems: list[Problem] = []
     if RUN_METADATA_KEY in metadata:
-        try:
-            header = json.loads(metadata[RUN_METADATA_KEY])
-        except ValueError:
-            return None, [Problem(label, "metadata.runlens.run", "not valid JSON")]
+        header = _json(label, "metadata.runlens.run", metadata[RUN_METADATA_KEY], problems)
+        if problems:
+            return None, problems
         if not isinstance(header, dict):
             return None, [Problem(label, "metadata.runlens.run", "must be an object")]
     if "run_id" not in header:
         header["run_id"] = os.path.basename(label).split(".")[0] or "run"
     keep = [c for c in table.column_names if c != "run_key"]
     cases = []
-    problems: list[Problem] = []
     for i, row in enumerate(table.select(keep).to_pylist()):
         case = {k: v for k, v in row.items() if (v is not None or k in REQUIRED) and k not in ("verdicts", "extra")}
         if row.get("verdicts"):
@@ -172,18 +244,16 @@ def read_parquet_document(data: bytes, label: str) -> tuple[Optional[dict[str, A
                 for v in row["verdicts"]
             }
         if row.get("extra"):
-            try:
-                extra = json.loads(row["extra"])
-            except ValueError:
-                problems.append(Problem(label, f"cases[{i}].extra", "not valid JSON"))
+            before = len(problems)
+            extra = _json(label, f"cases[{i}].extra", row["extra"], problems)
+            if len(problems) > before:
                 continue
             if isinstance(extra, dict):
                 case = {**{k: v for k, v in extra.items() if k not in case}, **case}
         cases.append(case)
     document: dict[str, Any] = {"schema_version": 2, "run": header, "cases": cases}
     if TOOL_FIGURES_KEY in metadata:
-        try:
-            document["tool_figures"] = json.loads(metadata[TOOL_FIGURES_KEY])
-        except ValueError:
-            problems.append(Problem(label, "metadata.runlens.tool_figures", "not valid JSON"))
+        figures = _json(label, "metadata.runlens.tool_figures", metadata[TOOL_FIGURES_KEY], problems)
+        if figures is not None:
+            document["tool_figures"] = figures
     return document, problems

@@ -7,7 +7,7 @@ import json
 import math
 import os
 import re
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from reporting.format.problems import FileTooLarge, Problem, read_file_bytes, unreadable
 from reporting.format.schema import MAX_INTEGER
@@ -107,6 +107,8 @@ def _scan_value(file: str, path: str, value: Any, problems: list[Problem], strin
             stack.extend((f"{where}[{i}]", sub) for i, sub in enumerate(item))
         elif isinstance(item, _HugeInt) or (isinstance(item, int) and not isinstance(item, bool)):
             _check_integer(file, where, item, problems)
+        elif isinstance(item, _NonFinite):
+            problems.append(_nonfinite_problem(file, where, item))
         elif strings and isinstance(item, str) and not _is_text(item):
             problems.append(
                 Problem(
@@ -221,3 +223,121 @@ def read_jsonl_file(
             Problem(label, "$", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded")
         ]
     return jsonl_objects(label, text, kind)
+
+
+# The one strict decoding layer of every reader of other tools' files (garak, promptfoo, Inspect, the benchmarks,
+# Parquet's JSON metadata): bytes in, a value or the problems out, never an exception. UTF-8 is decoded strictly
+# (an invalid byte, or a surrogate encoded as bytes, is a problem), nesting is measured before the parse, NaN and
+# Infinity (as literals or as numbers beyond float range), integers beyond 2^53, duplicate keys and lone surrogate
+# escapes are problems naming the field. A unit (a file, a line, an archive member) with any problem gives no value.
+
+NOT_JSON = "not valid JSON: "
+MAX_DECODE_DEPTH = 200  # nesting of one JSON value of another tool's file: Inspect's deepest is under 30
+_BRACKETS = re.compile(rb"[^\[\]{}]+")
+_STRING_BYTES = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BIG_NUMBER = re.compile(r"\d{16}|\d[eE][+-]?\d{3}")
+
+
+class _NonFinite:
+    """NaN or Infinity in the text (a literal, or a number beyond float range): kept as its spelling only."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def utf8_text(file: str, data: Union[bytes, str], path: str = "$") -> tuple[Optional[str], list[Problem]]:
+    """The text of ``data`` decoded as strict UTF-8 (a leading byte-order mark dropped), or a problem naming the
+    offset of the first byte that is not UTF-8 (a surrogate written as bytes is not UTF-8 either)."""
+    if isinstance(data, str):
+        return data, []
+    try:
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError as exc:
+        return None, [
+            Problem(file, path, f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded")
+        ]
+
+
+def nesting_depth(data: Union[bytes, str], limit: int = MAX_DECODE_DEPTH) -> int:
+    """The deepest nesting of arrays and objects in JSON text, brackets inside strings not counted; a number at
+    most ``limit`` when the text holds too few brackets to go deeper (the common case, counted in C only)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return 0
+    import numpy as np
+
+    brackets = _BRACKETS.sub(b"", _STRING_BYTES.sub(b"", raw))
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == 0x5B) | (codes == 0x7B), 1, -1).astype(np.int32)
+    return int(np.cumsum(steps).max())
+
+
+def strict_loads(
+    file: str, data: Union[bytes, str], path: str = "$", max_depth: int = MAX_DECODE_DEPTH
+) -> tuple[Any, list[Problem]]:
+    """One JSON value decoded strictly: ``(value, [])``, or ``(None, problems)`` naming the file and the field
+    of each thing wrong. Never raises on any input."""
+    text, problems = utf8_text(file, data, path)
+    if text is None:
+        return None, problems
+    depth = nesting_depth(data, max_depth)
+    if depth > max_depth:
+        return None, [Problem(file, path, f"nesting {depth} levels deep: at most {max_depth} are read")]
+    flagged = [False]
+    hooks, duplicated = _strict_hooks()
+
+    def constant(name: str) -> Any:
+        flagged[0] = True
+        return _NonFinite(name)
+
+    options: dict[str, Any] = {**hooks, "parse_constant": constant}
+    if _BIG_NUMBER.search(text) is None:
+        del options["parse_int"]  # no integer of 16 digits or more: Python's own parse is exact and faster
+    else:
+
+        def number(spelled: str) -> Any:
+            value = float(spelled)
+            if math.isfinite(value):
+                return value
+            flagged[0] = True
+            return _NonFinite(spelled if len(spelled) <= 40 else spelled[:20] + "...")
+
+        options["parse_float"] = number
+    try:
+        value = json.loads(text, **options)
+    except RecursionError:
+        return None, [Problem(file, path, "nesting is too deep to read")]
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()):
+            what = f"the text ends before the value is complete (line {exc.lineno}, column {exc.colno})"
+        else:
+            what = f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+        return None, [Problem(file, path, NOT_JSON + what)]
+    except (ValueError, TypeError, OverflowError) as exc:
+        return None, [Problem(file, path, NOT_JSON + str(exc)[:200])]
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    if duplicated[0] or surrogates or flagged[0] or "parse_int" in options:
+        _scan_value(file, path, value, problems, surrogates)
+    if problems:
+        return None, problems
+    return value, []
+
+
+def _nonfinite_problem(file: str, where: str, item: _NonFinite) -> Problem:
+    return Problem(
+        file, where, f"must be a finite number (NaN, Infinity and numbers beyond float range are not allowed): {item}"
+    )
+
+
+def strict_line(file: str, raw: Union[bytes, str], number: int) -> tuple[Any, list[Problem]]:
+    """One line of JSON Lines decoded by ``strict_loads``; a line that does not parse is 'not a JSON object'."""
+    where = f"line {number}"
+    value, problems = strict_loads(file, raw, where)
+    if problems and problems[0].path == where and problems[0].message.startswith(NOT_JSON):
+        problems = [Problem(file, where, "not a JSON object: " + problems[0].message.removeprefix(NOT_JSON))]
+    return value, problems

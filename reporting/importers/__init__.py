@@ -5,10 +5,10 @@ and what is lost."""
 from __future__ import annotations
 
 import io
-import json
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
+from reporting.format.strict_json import strict_loads
 
 FORMATS = ("garak", "promptfoo", "inspect", "jailbreakbench", "harmbench")
 NAMES = {
@@ -68,6 +68,33 @@ def import_documents(
             [],
             [side or Problem(label, "$", _unknown(data))],
         )
+    try:
+        return _convert(found, parsed, data, label, primary_judge, behaviors, risk_scorer)
+    except SHAPE_ERRORS as exc:
+        return [], [], [shape_problem(label, NAMES[found], exc)]
+
+
+# What a reader raises on a file of an unexpected shape (a number where an object was, ...): caught as a problem
+# of that file, so that no file makes a verb fail with an internal error.
+SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, RecursionError)
+
+
+def shape_problem(label: str, what: str, exc: BaseException) -> Problem:
+    """The problem of a file that a reader could not read as ``what`` (its fields are not of the shapes the tool
+    writes)."""
+    detail = "nesting too deep" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {str(exc)[:120]}"
+    return Problem(label, "$", f"cannot be read as {what}: a field is not of the shape the tool writes ({detail})")
+
+
+def _convert(
+    found: str,
+    parsed: Any,
+    data: bytes,
+    label: str,
+    primary_judge: Optional[str],
+    behaviors: Optional[dict[str, dict[str, str]]],
+    risk_scorer: Optional[str],
+) -> Imported:
     if found == "promptfoo":
         from reporting.importers.promptfoo import read_promptfoo
 
@@ -115,10 +142,9 @@ def pick(documents: list[dict[str, Any]], label: str, model: Optional[str]) -> t
 def _unknown(data: bytes) -> str:
     """Why no reader recognised the file: broken JSON is said as such."""
     if data.lstrip()[:1] in (b"{", b"["):
-        try:
-            json.loads(data)
-        except ValueError as exc:
-            return f"not valid JSON ({str(exc)[:120]}), so no reader can recognise it"
+        _, problems = strict_loads("", data)
+        if problems and problems[0].path == "$":
+            return f"not valid JSON ({problems[0].message[:160]}), so no reader can recognise it"
     return "not a file of garak, promptfoo, Inspect AI, JailbreakBench or HarmBench"
 
 
@@ -128,7 +154,10 @@ def run_models(data: bytes) -> list[str]:
         return []
     from reporting.importers.promptfoo import read_promptfoo
 
-    documents, _, _ = read_promptfoo(data, "")
+    try:
+        documents, _, _ = read_promptfoo(data, "")
+    except SHAPE_ERRORS:
+        return []  # the verb reading the file names what is wrong with it
     return [str(d["run"].get("model")) for d in documents] if len(documents) > 1 else []
 
 

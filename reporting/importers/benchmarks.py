@@ -20,6 +20,7 @@ import os
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
+from reporting.format.strict_json import strict_loads
 
 # The severity RunLens gives JailbreakBench's ten categories (the benchmark has none): harm to people and systems
 # first. The same table `import jailbreakbench` uses.
@@ -213,15 +214,28 @@ def read_harmbench(
     return {"schema_version": 2, "run": run, "cases": cases}, warnings, problems
 
 
-def parse_benchmark(data: bytes) -> Optional[tuple[str, Any]]:
+class Refused:
+    """A file that is a benchmark's by its shape but that the strict decoder refused: its problems."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+
+
+def parse_benchmark(data: bytes, label: str = "") -> Optional[tuple[str, Any]]:
     """("jailbreakbench" or "harmbench", the parsed JSON) when the file is one; None otherwise."""
     window = data[: 1 << 16]
     if data.lstrip()[:1] != b"{" or (b'"jailbreaks"' not in window and b'"generation"' not in window):
         return None
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return None  # the run reader names what is wrong with the JSON
+    value, problems = strict_loads(label, data)
+    if problems:  # a benchmark file by its shape that the strict decoder refuses: its problems, never a crash
+        try:
+            value = json.loads(data)
+        except (ValueError, RecursionError):
+            return None  # not JSON at all: the run reader names what is wrong with it
+        for kind, looks in (("jailbreakbench", looks_like_jailbreakbench), ("harmbench", looks_like_harmbench)):
+            if looks(value):
+                return kind, Refused(problems)
+        return None
     if looks_like_jailbreakbench(value):
         return "jailbreakbench", value
     if looks_like_harmbench(value):
@@ -233,6 +247,8 @@ def read_benchmark(
     kind: str, value: Any, label: str, behaviors: Optional[dict[str, dict[str, str]]] = None
 ) -> tuple[Optional[dict[str, Any]], list[str], list[Problem]]:
     """A parsed JailbreakBench artifact or HarmBench completions file (``parse_benchmark``) as a run."""
+    if isinstance(value, Refused):
+        return None, [], [Problem(label, p.path, p.message, p.got) for p in value.problems]
     if kind == "jailbreakbench":
         return read_jailbreakbench(value, label)
     return read_harmbench(value, label, behaviors)

@@ -21,6 +21,7 @@ from typing import Any, Optional
 
 from reporting._gc import gc_paused
 from reporting.format.problems import Problem
+from reporting.importers import SHAPE_ERRORS, shape_problem
 from reporting.importers.garak_lines import _never_judged, _read, _Run
 
 DEFAULT_THRESHOLD = 0.5
@@ -43,10 +44,15 @@ def _category(attempt: dict[str, Any], probe: dict[str, Any], classname: str) ->
     intent = attempt.get("intent") or probe.get("intent")
     if isinstance(intent, str) and intent:
         return intent
-    for tag in probe.get("tags") or []:
+    tags = probe.get("tags")
+    for tag in tags if isinstance(tags, list) else ():
         if isinstance(tag, str) and tag.startswith("owasp:"):
             return tag
     return classname.split(".")[0] or "garak"
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _severity(probe: dict[str, Any]) -> str:
@@ -84,7 +90,7 @@ def _cases(run: _Run, never_judged: list[dict[str, Any]], threshold: float) -> I
     for attempt, was_judged in itertools.chain(attempts, ((a, False) for a in never_judged)):
         classname = str(attempt.get("probe_classname") or "unknown")
         if classname not in probes:
-            probe_info = run.probes.get(f"probes.{classname}") or {}
+            probe_info = _obj(run.probes.get(f"probes.{classname}"))
             probes[classname] = (probe_info, _severity(probe_info))
         probe, severity = probes[classname]
         results = attempt["detector_results"]
@@ -104,7 +110,7 @@ def _cases(run: _Run, never_judged: list[dict[str, Any]], threshold: float) -> I
             for detector, values in results.items():
                 if detector not in detectors:
                     name = str(detector).removeprefix("detector.")
-                    info = run.detectors.get(f"detectors.{name}") or {}
+                    info = _obj(run.detectors.get(f"detectors.{name}"))
                     detectors[detector] = (name, info.get("hit_desc") or "", info.get("pass_desc") or "")
                 name, hit_words, pass_words = detectors[detector]
                 raw = values[i] if type(values) is list and i < len(values) else None
@@ -149,6 +155,7 @@ def _meta(run: _Run, label: str, threshold: float, notes: list[str]) -> dict[str
     name = setup.get("plugins.target_name") or setup.get("plugins.model_name")
     spec = setup.get("run.spec")
     include = spec.get("include") if isinstance(spec, dict) else None
+    include = include if isinstance(include, list) else None
     suite = ",".join(map(str, include)) if include else setup.get("plugins.probe_spec") or "garak"
     meta: dict[str, Any] = {
         "run_id": str(init.get("run") or setup.get("transient.run_id") or os.path.basename(label)),
@@ -176,6 +183,15 @@ def stream_garak(
     """A garak report's lines as a RunLens document (schema version 2) without its cases, the cases one at a
     time, the warnings, and the problems. The lines are read one at a time and only what the cases need of each
     judged attempt is kept: not the file, not its conversations."""
+    try:
+        return _stream(lines, label)
+    except SHAPE_ERRORS as exc:
+        return None, iter(()), [], [shape_problem(label, "a garak report.jsonl", exc)]
+
+
+def _stream(
+    lines: Iterable[bytes], label: str
+) -> tuple[Optional[dict[str, Any]], Iterator[dict[str, Any]], list[str], list[Problem]]:
     problems: list[Problem] = []
     with gc_paused():  # many small objects kept, none in cycles: the collector would walk them all, often
         run = _read(lines, label, problems)

@@ -3,12 +3,12 @@ docs/importers.md says what it can and cannot tell."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
+from reporting.format.strict_json import strict_line
 from reporting.importers.garak import DEFAULT_SEVERITY
 from reporting.importers.garak_lines import _prompt_text, _text
 
@@ -35,10 +35,9 @@ def read_hitlog(lines: Iterable[bytes], label: str) -> tuple[Optional[dict[str, 
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        try:
-            hit = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            problems.append(Problem(label, f"line {number}", f"not a JSON object: {str(exc)[:120]}"))
+        hit, errors = strict_line(label, raw, number)
+        if errors:
+            problems.extend(errors)
             continue
         if not isinstance(hit, dict) or not isinstance(hit.get("attempt_idx"), int):
             problems.append(Problem(label, f"line {number}", "not a hit log line (no attempt_idx)"))

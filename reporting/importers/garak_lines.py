@@ -5,12 +5,12 @@ order. Both shortcuts fall back to parsing the whole line, and a test checks bot
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
+from reporting.format.strict_json import strict_line, strict_loads
 
 
 def _text(value: Any) -> Optional[str]:
@@ -26,7 +26,8 @@ def _text(value: Any) -> Optional[str]:
 def _prompt_text(prompt: Any) -> Optional[str]:
     """The last user turn of a Conversation dict (0.13+), or the prompt string itself (up to 0.12)."""
     if isinstance(prompt, dict):
-        turns = [t for t in prompt.get("turns") or [] if isinstance(t, dict)]
+        given = prompt.get("turns")
+        turns = [t for t in given if isinstance(t, dict)] if isinstance(given, list) else []
         users = [t for t in turns if t.get("role") == "user"] or turns
         return _text(users[-1].get("content")) if users else None
     return _text(prompt)
@@ -58,19 +59,13 @@ def _judged_without_conversations(raw: bytes) -> Optional[dict[str, Any]]:
     cut = raw.find(_CONVERSATIONS)
     if cut < 0:
         return None
-    try:
-        entry = json.loads(raw[:cut] + b"}")
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(entry, dict) or entry.get("status") != 2:
+    entry, problems = strict_loads("", raw[:cut] + b"}")
+    if problems or not isinstance(entry, dict) or entry.get("status") != 2:
         return None
     last = raw.rfind(_INTENT)
     if last > cut:
-        try:
-            tail = json.loads(b"{" + raw[last + 2 :])
-        except (ValueError, UnicodeDecodeError):
-            return None
-        if not isinstance(tail, dict) or list(tail) != ["intent"]:
+        tail, problems = strict_loads("", b"{" + raw[last + 2 :])
+        if problems or not isinstance(tail, dict) or list(tail) != ["intent"]:
             return None
         entry["intent"] = tail["intent"]
     return entry
@@ -89,6 +84,31 @@ class _Run:
         self.generated: dict[tuple[str, str, str], tuple[int, bytes]] = {}
         self.evals: list[dict[str, Any]] = []
         self.completed = False
+
+
+def _attempt_problem(label: str, number: int, entry: dict[str, Any]) -> Optional[Problem]:
+    """An attempt whose fields are not of the shapes garak writes: outputs an array, detector results an object
+    of arrays of scores, notes and a prompt's turns what they should be."""
+    where = f"line {number}"
+    outputs = entry.get("outputs")
+    if outputs is not None and not isinstance(outputs, list):
+        return Problem(label, f"{where}.outputs", "must be an array of outputs", outputs)
+    results = entry.get("detector_results")
+    if results is not None and not isinstance(results, dict):
+        return Problem(label, f"{where}.detector_results", "must be an object of detector scores", results)
+    for name, scores in (results or {}).items():
+        if scores is not None and not isinstance(scores, list):
+            return Problem(label, f"{where}.detector_results.{name}", "must be an array of scores", scores)
+        for i, score in enumerate(scores or ()):
+            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+                return Problem(label, f"{where}.detector_results.{name}[{i}]", "must be a number or null", score)
+    notes = entry.get("notes")
+    if notes is not None and not isinstance(notes, dict):
+        return Problem(label, f"{where}.notes", "must be an object", notes)
+    prompt = entry.get("prompt")
+    if isinstance(prompt, dict) and prompt.get("turns") is not None and not isinstance(prompt.get("turns"), list):
+        return Problem(label, f"{where}.prompt.turns", "must be an array of turns", prompt.get("turns"))
+    return None
 
 
 def _slim(entry: dict[str, Any]) -> dict[str, Any]:
@@ -125,20 +145,27 @@ def _read(lines: Iterable[bytes], label: str, problems: list[Problem]) -> _Run:
             continue
         judged = _judged_without_conversations(raw)
         if judged is not None:
+            wrong = _attempt_problem(label, number, judged)
+            if wrong is not None:
+                problems.append(wrong)
+                continue
             key = _key(judged)
             run.judged[key] = _slim(judged)
             run.generated.pop(key, None)
             continue
-        try:
-            entry = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            problems.append(Problem(label, f"line {number}", f"not a JSON object: {str(exc)[:120]}"))
+        entry, errors = strict_line(label, raw, number)
+        if errors:
+            problems.extend(errors)
             continue
         if not isinstance(entry, dict):
             problems.append(Problem(label, f"line {number}", "not a JSON object", entry))
             continue
         kind = entry.get("entry_type")
         if kind == "attempt":
+            wrong = _attempt_problem(label, number, entry)
+            if wrong is not None:
+                problems.append(wrong)
+                continue
             key = _key(entry)
             if entry.get("status") == 2:
                 run.judged[key] = _slim(entry)
@@ -151,8 +178,12 @@ def _read(lines: Iterable[bytes], label: str, problems: list[Problem]) -> _Run:
             run.init = entry
         elif kind == "plugin_cache":
             cache = entry.get("plugin_cache") or {}
-            run.probes.update(cache.get("probes") or {})
-            run.detectors.update(cache.get("detectors") or {})
+            for field, kept in (("probes", run.probes), ("detectors", run.detectors)):
+                found = cache.get(field) if isinstance(cache, dict) else None
+                if found is not None and not isinstance(found, dict):
+                    problems.append(Problem(label, f"line {number}.plugin_cache.{field}", "must be an object", found))
+                else:
+                    kept.update(found or {})
         elif kind == "eval":
             run.evals.append({k: v for k, v in entry.items() if k != "entry_type"})
         elif kind == "completion":
@@ -164,12 +195,15 @@ def _never_judged(run: _Run, label: str, problems: list[Problem]) -> list[dict[s
     """The attempts generated but never judged, parsed now (the only status-1 lines that are)."""
     found = []
     for number, raw in run.generated.values():
-        try:
-            entry = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            problems.append(Problem(label, f"line {number}", f"not a JSON object: {str(exc)[:120]}"))
+        entry, errors = strict_line(label, raw, number)
+        if errors:
+            problems.extend(errors)
             continue
         if isinstance(entry, dict):
+            wrong = _attempt_problem(label, number, entry)
+            if wrong is not None:
+                problems.append(wrong)
+                continue
             found.append(_slim(entry))
     run.generated.clear()
     return found

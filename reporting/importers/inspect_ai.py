@@ -11,23 +11,45 @@ A log without ``header.json`` (a killed process) is read from ``_journal/start.j
 
 from __future__ import annotations
 
-import io
 import json
+import math
 import os
-import struct
-import zipfile
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
+from reporting.format.strict_json import strict_loads
 
 SEVERITIES = ("low", "medium", "high", "critical")
-ZSTD = 93
 LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 
 def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _nonfinite_scores(label: str, samples: list[dict[str, Any]], cases: list[dict[str, Any]]) -> list[Problem]:
+    """A scorer's value that reads as NaN or Infinity ("nan", "inf", 1e999 as text) is a problem: never a
+    verdict, never a risk."""
+    found = []
+    for i, (sample, case) in enumerate(zip(samples, cases)):
+        for name, verdict in (case.get("verdicts") or {}).items():
+            score = verdict.get("score")
+            if isinstance(score, float) and not math.isfinite(score):
+                given = _obj(sample.get("scores")).get(name)
+                found.append(
+                    Problem(
+                        label,
+                        f"samples[{i}].scores.{name}.value",
+                        "must be a finite number (NaN and Infinity are not scores)",
+                        given.get("value") if isinstance(given, dict) else given,
+                    )
+                )
+    return found
 
 
 KNOWN_VERSIONS = (1, 2)  # Inspect's log format versions RunLens was checked against
@@ -59,39 +81,38 @@ def value_to_float(value: Any) -> Optional[float]:
     return None
 
 
-def _member(archive: zipfile.ZipFile, raw: bytes, info: zipfile.ZipInfo) -> bytes:
-    if info.compress_type != ZSTD:
-        return archive.read(info)
-    import zstandard  # only for zstd members (Inspect 0.3.206 and later)
-
-    name_len, extra_len = struct.unpack("<HH", raw[info.header_offset + 26 : info.header_offset + 30])
-    start = info.header_offset + 30 + name_len + extra_len
-    compressed = raw[start : start + info.compress_size]
-    return zstandard.ZstdDecompressor().decompress(compressed, max_output_size=max(info.file_size, 1))
-
-
 def _read_eval(data: bytes, label: str) -> tuple[Optional[dict[str, Any]], list[Problem]]:
-    """An .eval archive as the .json log's tree: the header (or the journal's start) with its samples."""
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        members = {info.filename: info for info in archive.infolist()}
+    """An .eval archive as the .json log's tree: the header (or the journal's start) with its samples. The
+    archive is opened through the expansion limits (``reporting.format.expansion``) and each member decoded by
+    the strict JSON layer: a problem names the member and the field."""
+    from reporting.format.expansion import zip_members
 
-        def load(name: str) -> Any:
-            return json.loads(_member(archive, data, members[name]))
+    def wanted(name: str) -> bool:
+        return name in ("header.json", "_journal/start.json") or (
+            name.startswith("samples/") and name.endswith(".json")
+        )
 
-        if "header.json" in members:
-            log = load("header.json")
-        elif "_journal/start.json" in members:
-            log = load("_journal/start.json")
+    members, problems = zip_members(data, label, wanted)
+    if members is None:
+        return None, [Problem(p.file, p.path, f"cannot read the Inspect .eval archive: {p.message}") for p in problems]
+
+    def load(name: str) -> Any:
+        value, errors = strict_loads(label, members[name], name)
+        problems.extend(errors)
+        return value
+
+    if "header.json" in members:
+        log = load("header.json")
+    elif "_journal/start.json" in members:
+        log = load("_journal/start.json")
+        if isinstance(log, dict):
             log.setdefault("status", "started")
-        else:
-            return None, [Problem(label, "$", "an Inspect .eval archive without header.json or _journal/start.json")]
-        log["samples"] = [load(n) for n in sorted(members) if n.startswith("samples/") and n.endswith(".json")]
-        return log, []
-    except (zipfile.BadZipFile, KeyError, ValueError, struct.error, ImportError) as exc:
-        return None, [Problem(label, "$", f"cannot read the Inspect .eval archive: {type(exc).__name__}: {exc}"[:300])]
-    except Exception as exc:  # noqa: BLE001 - zstandard's errors: a damaged member is a problem, not a crash
-        return None, [Problem(label, "$", f"cannot read the Inspect .eval archive: {type(exc).__name__}"[:300])]
+    else:
+        return None, [Problem(label, "$", "an Inspect .eval archive without header.json or _journal/start.json")]
+    if not isinstance(log, dict):
+        return None, problems or [Problem(label, "header.json", "must be an object")]
+    log["samples"] = [load(n) for n in sorted(members) if n.startswith("samples/")]
+    return (None, problems) if problems else (log, [])
 
 
 def _input_text(value: Any) -> Optional[str]:
@@ -110,12 +131,12 @@ def _input_text(value: Any) -> Optional[str]:
 def _primary(log: dict[str, Any], chosen: Optional[str]) -> Optional[str]:
     if chosen:
         return chosen
-    headline = (log.get("results") or {}).get("headline") or {}
+    headline = _obj(log.get("results")).get("headline") or {}
     if isinstance(headline, dict) and headline.get("scorer"):
         return str(headline["scorer"])
-    scorers = (log.get("eval") or {}).get("scorers") or []
+    scorers = _list(_obj(log.get("eval")).get("scorers"))
     names = [s.get("name") for s in scorers if isinstance(s, dict) and s.get("name")]
-    scores = (log.get("results") or {}).get("scores") or []
+    scores = _list(_obj(log.get("results")).get("scores"))
     names += [s.get("name") for s in scores if isinstance(s, dict) and s.get("name")]
     return str(names[0]) if names else None
 
@@ -175,15 +196,22 @@ def read_inspect(
     if data[:4] == b"PK\x03\x04":
         log, problems = _read_eval(data, label)
     else:
-        try:
-            log, problems = json.loads(data), []
-        except ValueError as exc:
-            return None, [], [Problem(label, "$", f"not valid JSON: {str(exc)[:120]}")]
+        log, problems = strict_loads(label, data)
+        if problems:
+            return None, [], problems
     if not isinstance(log, dict) or not isinstance(log.get("eval"), dict):
         return None, [], problems or [Problem(label, "eval", "an Inspect log needs an 'eval' object")]
     ev = log["eval"]
+    shapes = [("results", log.get("results")), ("samples", log.get("samples"))]
+    shapes += [(f"eval.{key}", ev.get(key)) for key in ("config", "metadata", "packages")]
+    for field, value in shapes:
+        if value is not None and not isinstance(value, list if field == "samples" else dict):
+            what = "an array of samples" if field == "samples" else "an object"
+            problems.append(Problem(label, field, f"must be {what}", value))
+    if problems:
+        return None, [], problems
     task = str(ev.get("task") or "inspect")
-    samples = [s for s in log.get("samples") or [] if isinstance(s, dict)]
+    samples = [s for s in _list(log.get("samples")) if isinstance(s, dict)]
     warnings: list[str] = []
     status = log.get("status")
     if status not in (None, "success"):
@@ -199,6 +227,7 @@ def read_inspect(
         )
     primary = _primary(log, primary_judge)
     cases = [_case(s, task, primary, risk_scorer) for s in samples]
+    problems.extend(_nonfinite_scores(label, samples, cases))
     seen = sorted({name for c in cases for name in c.get("verdicts") or {}})
     for option, name in (("--primary-judge", primary_judge), ("--risk-scorer", risk_scorer)):
         if name and name not in seen:
@@ -214,15 +243,15 @@ def read_inspect(
     run: dict[str, Any] = {
         "run_id": str(ev.get("run_id") or ev.get("eval_id") or os.path.basename(label)),
         "model": str(ev.get("model") or "unknown"),
-        "suite": str((ev.get("metadata") or {}).get("suite") or task),
+        "suite": str(_obj(ev.get("metadata")).get("suite") or task),
         "config": {
             "primary_scorer": primary,
             "risk_scorer": risk_scorer,
-            "epochs": (ev.get("config") or {}).get("epochs"),
+            "epochs": _obj(ev.get("config")).get("epochs"),
         },
         "source": {
             "tool": "inspect",
-            "tool_version": str((ev.get("packages") or {}).get("inspect_ai") or "unknown"),
+            "tool_version": str(_obj(ev.get("packages")).get("inspect_ai") or "unknown"),
             "format_version": log.get("version"),
             "file": os.path.basename(label),
         },
@@ -232,11 +261,11 @@ def read_inspect(
     if warnings:
         run["notes"] = " ".join(warnings)
     results = _obj(log.get("results"))
-    if (ev.get("config") or {}).get("epochs") in (None, 1):
+    if _obj(ev.get("config")).get("epochs") in (None, 1):
         warnings.extend(_score_check(results, cases))
         if warnings:
             run["notes"] = " ".join(warnings)
-    epochs = (ev.get("config") or {}).get("epochs")
+    epochs = _obj(ev.get("config")).get("epochs")
     figures = {"inspect_results": results, "inspect_epochs": epochs}
     document = {"schema_version": 2, "run": run, "cases": cases, "tool_figures": figures}
     return document, warnings, problems

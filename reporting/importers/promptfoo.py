@@ -15,6 +15,7 @@ import os
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
+from reporting.format.strict_json import strict_line, strict_loads, utf8_text
 
 # promptfoo's riskCategorySeverityMap for the plugins RunLens has seen; any other plugin: low (promptfoo's default).
 PLUGIN_SEVERITY = {
@@ -45,14 +46,14 @@ def looks_like_promptfoo(data: bytes) -> bool:
 
 def _parse(data: bytes, label: str) -> tuple[Optional[dict[str, Any]], list[dict[str, Any]], list[Problem]]:
     """(the file's top-level object or None for JSON Lines, its results, problems)."""
-    problems: list[Problem] = []
-    text = data.decode("utf-8-sig", errors="replace")
+    text, problems = utf8_text(label, data)
+    if text is None:
+        return None, [], problems
     stripped = text.lstrip()
     if stripped.startswith("{") and '"evalId"' in stripped[:4096]:
-        try:
-            top = json.loads(text)
-        except ValueError as exc:
-            return None, [], [Problem(label, "$", f"not valid JSON: {str(exc)[:120]}")]
+        top, problems = strict_loads(label, text)
+        if problems:
+            return None, [], problems
         body = top.get("results") if isinstance(top, dict) else None
         results = body.get("results") if isinstance(body, dict) else None
         if not isinstance(results, list):
@@ -62,10 +63,9 @@ def _parse(data: bytes, label: str) -> tuple[Optional[dict[str, Any]], list[dict
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except ValueError as exc:
-            problems.append(Problem(label, f"line {number}", f"not a JSON object: {str(exc)[:120]}"))
+        value, errors = strict_line(label, line, number)
+        if errors:
+            problems.extend(errors)
             continue
         if isinstance(value, dict):
             results.append(value)
@@ -100,10 +100,49 @@ def _severity(metadata: dict[str, Any], plugin: Optional[str]) -> str:
     return PLUGIN_SEVERITY.get(plugin or "", "low")
 
 
+class _Wrong(ValueError):
+    """A field of a result that is not of the shape promptfoo writes: its path in the result, what is wrong."""
+
+    def __init__(self, field: str, message: str, got: Any):
+        super().__init__(message)
+        self.field, self.message, self.got = field, message, got
+
+
+def _verdicts(components: Any) -> dict[str, dict[str, Any]]:
+    """One verdict per assertion metric (``componentResults``), named by its metric or type. Assertions that share
+    a metric are one judge's verdict, as promptfoo counts them under one metric: failed if any failed, else passed
+    if all passed, its score the lowest, its explanation every reason in order. Linear in the assertions (a name
+    is never grown to tell repeats apart, which made every later consumer of the names quadratic or worse)."""
+    if components is not None and not isinstance(components, list):
+        raise _Wrong("gradingResult.componentResults", "must be an array of assertion results", components)
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for component in components or ():
+        if isinstance(component, dict):
+            assertion = _obj(component.get("assertion"))
+            name = str(assertion.get("metric") or assertion.get("type") or "assertion")
+            grouped.setdefault(name, []).append(component)
+    verdicts: dict[str, dict[str, Any]] = {}
+    for name, group in grouped.items():
+        passes = [c.get("pass") if isinstance(c.get("pass"), bool) else None for c in group]
+        scores: list[float] = [
+            c["score"] for c in group if isinstance(c.get("score"), (int, float)) and not isinstance(c["score"], bool)
+        ]
+        reasons = [c["reason"] for c in group if isinstance(c.get("reason"), str)]
+        passed = False if False in passes else (True if all(p is True for p in passes) else None)
+        verdicts[name] = {
+            "passed": passed,
+            "score": min(scores) if scores else None,
+            "explanation": "; ".join(reasons) if reasons else None,
+        }
+    return verdicts
+
+
 def _case(result: dict[str, Any]) -> dict[str, Any]:
     metadata = _obj(result.get("metadata"))
     test = _obj(result.get("testCase"))
     plugin = metadata.get("pluginId")
+    if plugin is not None and not isinstance(plugin, str):
+        raise _Wrong("metadata.pluginId", "must be text (the red-team plugin's id)", plugin)
     strategy = metadata.get("strategyId") or "basic"
     t, p = result.get("testIdx"), result.get("promptIdx")
     base = f"{plugin}/{strategy}" if plugin else str(test.get("description") or f"test-{t}")
@@ -119,23 +158,8 @@ def _case(result: dict[str, Any]) -> dict[str, Any]:
     if probe_input == REDACTED and metadata.get("originalText"):
         probe_input = f"{REDACTED} (promptfoo redacted it; the attack before encoding: {metadata['originalText']})"
     grading = _obj(result.get("gradingResult"))
-    verdicts: dict[str, Any] = {}
-    failing = []
-    for component in grading.get("componentResults") or []:
-        if not isinstance(component, dict):
-            continue
-        assertion = _obj(component.get("assertion"))
-        name = str(assertion.get("metric") or assertion.get("type") or "assertion")
-        while name in verdicts:
-            name += "'"
-        score = component.get("score")
-        verdicts[name] = {
-            "passed": component.get("pass") if isinstance(component.get("pass"), bool) else None,
-            "score": score if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-            "explanation": component.get("reason") if isinstance(component.get("reason"), str) else None,
-        }
-        if component.get("pass") is False:
-            failing.append(name)
+    verdicts = _verdicts(grading.get("componentResults"))
+    failing = [name for name, verdict in verdicts.items() if verdict["passed"] is False]
     case: dict[str, Any] = {
         "probe_id": f"{base}#t{t}.p{p}",
         "probe_group": f"{base}#p{p}",
@@ -173,8 +197,14 @@ def read_promptfoo(data: bytes, label: str) -> tuple[list[dict[str, Any]], list[
     config: dict[str, Any] = top["config"] if isinstance(top.get("config"), dict) else {}
     stem = os.path.basename(label).split(".")[0]
     by_model: dict[str, list[dict[str, Any]]] = {}
-    for result in results:
-        by_model.setdefault(_model(result), []).append(_case(result))
+    for index, result in enumerate(results):
+        try:
+            by_model.setdefault(_model(result), []).append(_case(result))
+        except _Wrong as wrong:
+            where = f"results.results[{index}]" if top else f"results[{index}]"
+            problems.append(Problem(label, f"{where}.{wrong.field}", wrong.message, wrong.got))
+    if problems:
+        return [], [], problems
     warnings = _stats_check(body.get("stats"), [c for cases in by_model.values() for c in cases])
     if body and body.get("version") not in KNOWN_VERSIONS:
         warnings.insert(

@@ -6,6 +6,7 @@ be traced back to the tool's own record.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
@@ -17,7 +18,13 @@ def _get(value: Any, key: str) -> Any:
 
 
 def _verdicts(case: Any) -> Mapping[str, Any]:
-    return _get(case, "verdicts") or {}
+    found = _get(case, "verdicts") or {}
+    return found if isinstance(found, Mapping) else {}
+
+
+def _number(value: Any) -> bool:
+    """A finite number (not a boolean): a tool's figure RunLens can compare with its own."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 Tally = dict[tuple[str, str, Optional[bool]], int]  # (probe, detector, verdict) -> generations
@@ -42,12 +49,9 @@ def garak_eval_tally(evals: Iterable[Any], tally: Tally) -> list[Recounted]:
         if not isinstance(line, Mapping):
             continue
         probe, detector = str(line.get("probe")), str(line.get("detector", "")).removeprefix("detector.")
-        passed = line.get("passed", 0)
-        theirs = {
-            "passed": passed,
-            "fails": line.get("fails", (line.get("total") or 0) - passed),
-            "nones": line.get("nones", 0),
-        }
+        passed, total = line.get("passed", 0), line.get("total") or 0
+        fails = total - passed if _number(total) and _number(passed) else None
+        theirs = {"passed": passed, "fails": line.get("fails", fails), "nones": line.get("nones", 0)}
         for name, verdict in (("passed", True), ("fails", False), ("nones", None)):
             path = f"tool_figures.garak_eval[{probe} x {detector}].{name}"
             found.append((path, theirs[name], tally.get((probe, detector, verdict), 0)))
@@ -73,15 +77,16 @@ def inspect_scores(results: Any, cases: Iterable[Any]) -> list[Recounted]:
     (one epoch: with several, Inspect reduces per sample first)."""
     cases = list(cases)
     found = []
-    for entry in _get(results, "scores") or []:
-        if not isinstance(entry, Mapping):
+    entries = _get(results, "scores")
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("metrics") or {}, Mapping):
             continue
         name, metrics = str(entry.get("name")), entry.get("metrics") or {}
         metric_name = "accuracy" if "accuracy" in metrics else "mean" if "mean" in metrics else None
         theirs = _get(metrics.get(metric_name), "value") if metric_name else None
         scores = [_get(_verdicts(c).get(name), "score") for c in cases if name in _verdicts(c)]
-        scores = [s for s in scores if isinstance(s, (int, float))]
-        if isinstance(theirs, (int, float)) and scores:
+        scores = [s for s in scores if _number(s)]
+        if _number(theirs) and scores:
             found.append(
                 (f"tool_figures.inspect_results.scores[{name}].{metric_name}", theirs, sum(scores) / len(scores))
             )
@@ -105,7 +110,8 @@ def recount(tool_figures: Any, cases: Iterable[Any]) -> list[Recounted]:
     found: list[Recounted] = []
     if isinstance(tool_figures.get("garak_eval"), list):
         found += garak_eval(tool_figures["garak_eval"], cases)
-    if tool_figures.get("promptfoo_models") is not None and len(tool_figures["promptfoo_models"]) == 1:
+    models = tool_figures.get("promptfoo_models")
+    if isinstance(models, list) and len(models) == 1:
         found += promptfoo_stats(tool_figures.get("promptfoo_stats"), cases)
     if tool_figures.get("inspect_epochs") in (None, 1) and "inspect_results" in tool_figures:
         found += inspect_scores(tool_figures.get("inspect_results"), cases)

@@ -1,0 +1,109 @@
+"""What the ``import`` verb writes: every output made in full before any is in place (all or nothing), and output
+names that one file system would take for the same file refused before anything is written."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Optional
+
+from reporting.format.writing import OutputError, current_umask
+
+
+def name_key(name: str) -> str:
+    """The file name as a case-insensitive or normalising file system sees it (macOS, Windows): NFKC, casefolded."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def clashing_names(names: list[Path], folder: Path) -> list[str]:
+    """One message per output name that another output, or a file already in ``folder``, matches once case and
+    Unicode form are ignored: on macOS or Windows the second would replace the first."""
+    seen: dict[str, Path] = {}
+    try:
+        present = {name_key(entry.name): entry for entry in folder.iterdir()} if folder.is_dir() else {}
+    except OSError:
+        present = {}
+    found = []
+    for name in names:
+        key = name_key(name.name)
+        if key in seen and seen[key] != name:
+            found.append(
+                f"{name}: two runs would be written to {seen[key].name!r} and {name.name!r}, names that differ only "
+                "by case or Unicode form: a case-insensitive file system (macOS, Windows) keeps one file for both, "
+                "so RunLens refuses rather than renaming; import them into separate folders"
+            )
+        seen.setdefault(key, name)
+        other = present.get(key)
+        if other is not None and other.name != name.name:
+            found.append(
+                f"{name}: {other.name!r} exists already in the folder and differs only by case or Unicode form; "
+                "RunLens never overwrites a file"
+            )
+    return found
+
+
+class StagedOutputs:
+    """Outputs written to temporary files beside their targets; ``commit`` puts every one in place (never over an
+    existing file) or, if one cannot be placed, takes back those placed; ``discard`` removes them all."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, Path]] = []
+
+    def write(self, target: Path, pieces: Iterable[str]) -> None:
+        folder = target.parent if str(target.parent) else Path(".")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        except OSError as exc:
+            raise OutputError(f"{target}: cannot write in {folder}: {exc.strerror or type(exc).__name__}") from None
+        self.pending.append((tmp, target))
+        try:
+            os.fchmod(fd, 0o666 & ~current_umask())
+            with os.fdopen(fd, "wb") as handle:
+                for piece in pieces:
+                    handle.write(piece.encode("utf-8"))
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise OutputError(f"{target}: cannot write: {exc.strerror or type(exc).__name__}") from None
+
+    def commit(self) -> None:
+        placed: list[Path] = []
+        try:
+            for tmp, target in self.pending:
+                _place(tmp, target)
+                placed.append(target)
+        except BaseException:
+            for target in placed:
+                _remove(str(target))
+            raise
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        for tmp, _ in self.pending:
+            _remove(tmp)
+        self.pending = []
+
+
+def _place(tmp: str, target: Path) -> None:
+    """``tmp`` at ``target``, which must not exist (a hard link fails on an existing name, atomically)."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise OutputError(f"{target}: exists already; RunLens never overwrites a file") from None
+    except OSError:  # a file system without hard links
+        if os.path.lexists(target):
+            raise OutputError(f"{target}: exists already; RunLens never overwrites a file") from None
+        os.replace(tmp, target)
+
+
+def _remove(path: Optional[str]) -> None:
+    if path is None:
+        return
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

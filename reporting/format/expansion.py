@@ -1,0 +1,232 @@
+"""Expansion limits of every container RunLens opens (ZIP archives and their deflate or zstd members, Parquet
+row groups, pages and dictionaries): what a file expands to is counted, as it expands, against the size cap
+(``--max-file-mb``, counted on *expanded* bytes) and against a ratio to the file's own size, so that a small
+file can never make the process read gigabytes. Each refusal is a problem naming the file and the member or
+column, never an exception."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+from collections.abc import Callable
+from typing import Any, Optional
+
+from reporting.format import problems as files
+from reporting.format.problems import Problem, megabytes
+
+EXPANSION_RATIO = 1000  # a file may expand to this many times its own size ...
+EXPANSION_FLOOR = 64 << 20  # ... or to this many bytes, whichever is more; never beyond the size cap
+MAX_MEMBERS = 100_000  # members of one archive
+CHUNK = 1 << 20  # bytes decompressed at a time
+STORED, DEFLATED, ZSTD = 0, 8, 93
+
+
+def expansion_limit(size: int) -> int:
+    """The bytes a file of ``size`` bytes may expand to: the size cap, and at most EXPANSION_RATIO times the
+    file beyond EXPANSION_FLOOR."""
+    return min(files.MAX_FILE_BYTES, max(EXPANSION_FLOOR, EXPANSION_RATIO * size))
+
+
+class Budget:
+    """Expanded bytes of one file, counted against ``expansion_limit`` of its size."""
+
+    def __init__(self, label: str, size: int):
+        self.label, self.size, self.limit, self.used = label, size, expansion_limit(size), 0
+
+    def take(self, count: int) -> bool:
+        """Count ``count`` more expanded bytes; False once the limit is passed."""
+        self.used += count
+        return self.used <= self.limit
+
+    def problem(self, where: str) -> Problem:
+        if self.limit >= files.MAX_FILE_BYTES:
+            why = "the size cap, counted on expanded bytes (raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"
+        else:
+            why = (
+                f"{EXPANSION_RATIO:,} times the file's own {megabytes(self.size)} beyond {megabytes(EXPANSION_FLOOR)}"
+                " (a decompression bomb; nothing more is read)"
+            )
+        return Problem(self.label, where, f"expands to more than {megabytes(self.limit)}: {why}")
+
+
+def zip_members(
+    data: bytes, label: str, wanted: Callable[[str], bool]
+) -> tuple[Optional[dict[str, bytes]], list[Problem]]:
+    """The members of a ZIP archive that ``wanted`` picks, decompressed, or the problems that stop the archive:
+    more than MAX_MEMBERS members, a name given twice, members that overlap (one compressed stream read as many:
+    the smallest zip bombs), a member reaching outside the archive, a compression method or encryption RunLens
+    does not read, a member whose real size or CRC is not the one its directory entry declares, and more
+    expanded bytes than the budget (counted while decompressing, a megabyte at a time)."""
+    import zipfile
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+        directory = archive.start_dir
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, struct.error, OSError, EOFError) as exc:
+        return None, [Problem(label, "$", f"not a readable ZIP archive: {str(exc)[:200]}")]
+    if len(infos) > MAX_MEMBERS:
+        return None, [
+            Problem(label, "$", f"the archive lists {len(infos):,} members: at most {MAX_MEMBERS:,} are read")
+        ]
+    problems: list[Problem] = []
+    names: set[str] = set()
+    spans: list[tuple[int, int, str]] = []
+    starts: dict[str, int] = {}
+    for info in infos:
+        name = info.filename
+        if name in names:
+            problems.append(Problem(label, name, "the archive names this member twice (readers keep either one)"))
+            continue
+        names.add(name)
+        start = _data_start(data, info.header_offset)
+        end = -1 if start is None else start + info.compress_size
+        if start is None or end > directory:
+            problems.append(Problem(label, name, "the member's local header or data lies outside the archive"))
+            continue
+        if info.flag_bits & 0x1:
+            problems.append(Problem(label, name, "the member is encrypted"))
+            continue
+        starts[name] = start
+        spans.append((info.header_offset, end, name))
+    spans.sort()
+    for (_, end, name), (begin, _, following) in zip(spans, spans[1:]):
+        if begin < end:
+            problems.append(
+                Problem(
+                    label,
+                    following,
+                    f"the member overlaps the member {name!r}: an archive whose members share bytes is refused "
+                    "(the construction of zip bombs)",
+                )
+            )
+    if problems:
+        return None, problems
+    budget = Budget(label, len(data))
+    found: dict[str, bytes] = {}
+    for info in infos:
+        if not wanted(info.filename):
+            continue
+        content, problem = _expand(data, info, starts[info.filename], budget, label)
+        if problem is not None:
+            return None, [problem]
+        found[info.filename] = content
+    return found, []
+
+
+def _data_start(data: bytes, offset: int) -> Optional[int]:
+    """Where a member's compressed bytes start, from its local header; None when there is no local header."""
+    if offset < 0 or data[offset : offset + 4] != b"PK\x03\x04" or offset + 30 > len(data):
+        return None
+    name_len, extra_len = struct.unpack("<HH", data[offset + 26 : offset + 30])
+    return offset + 30 + name_len + extra_len
+
+
+def _expand(data: bytes, info: Any, start: int, budget: Budget, label: str) -> tuple[bytes, Optional[Problem]]:
+    """One member decompressed in steps of CHUNK bytes, never beyond its declared size or the budget."""
+    name, declared = info.filename, info.file_size
+    compressed = memoryview(data)[start : start + info.compress_size]
+    pieces: list[bytes] = []
+    total = 0
+    try:
+        for piece in _pieces(info.compress_type, compressed):
+            total += len(piece)
+            if total > declared:
+                return b"", Problem(
+                    label, name, f"the member expands beyond the {declared:,} bytes its directory entry declares"
+                )
+            if not budget.take(len(piece)):
+                return b"", budget.problem(name)
+            pieces.append(piece)
+    except _Unsupported as exc:
+        return b"", Problem(label, name, str(exc))
+    except Exception as exc:  # noqa: BLE001 - zlib's and zstandard's errors alike: a damaged member is a problem
+        return b"", Problem(label, name, f"the member cannot be decompressed: {type(exc).__name__}: {str(exc)[:120]}")
+    content = b"".join(pieces)
+    if total != declared:
+        return b"", Problem(label, name, f"the member holds {total:,} bytes; its directory entry declares {declared:,}")
+    if zlib.crc32(content) != info.CRC:
+        return b"", Problem(label, name, "the member's CRC does not match its content (a damaged archive)")
+    return content, None
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _pieces(method: int, compressed: memoryview):
+    """The decompressed bytes of one member, CHUNK at a time."""
+    if method == STORED:
+        for at in range(0, len(compressed), CHUNK):
+            yield bytes(compressed[at : at + CHUNK])
+    elif method == DEFLATED:
+        inflater = zlib.decompressobj(-15)
+        pending = bytes(compressed)
+        while pending:
+            yield inflater.decompress(pending, CHUNK)
+            pending = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+        if not inflater.eof:
+            raise zlib.error("the deflate stream ends early")
+    elif method == ZSTD:
+        import zstandard  # only for zstd members (Inspect 0.3.206 and later)
+
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(compressed), read_across_frames=True)
+        while True:
+            piece = reader.read(CHUNK)
+            if not piece:
+                break
+            yield piece
+    else:
+        raise _Unsupported(f"compression method {method} is not one RunLens reads (stored, deflate, zstd)")
+
+
+def parquet_limits(metadata: Any, label: str, size: int) -> list[Problem]:
+    """Before a Parquet file is read: its rows, values and uncompressed bytes, as its footer declares them,
+    against the budget (each value read costs at least 16 bytes once in memory)."""
+    budget = Budget(label, size)
+    values = uncompressed = 0
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for index in range(row_group.num_columns):
+            column = row_group.column(index)
+            values += max(column.num_values, 0)
+            uncompressed += max(column.total_uncompressed_size, 0)
+    rows = max(metadata.num_rows, 0)
+    cost = max(uncompressed, 16 * values, 16 * rows * max(metadata.num_columns, 1))
+    if not budget.take(cost):
+        return [budget.problem(f"$ ({rows:,} rows, {values:,} values, {megabytes(uncompressed)} uncompressed)")]
+    return []
+
+
+def dense_bytes(array: Any) -> int:
+    """The bytes an Arrow array takes once its dictionaries are expanded (each index its value's bytes): what the
+    rows become in memory, computed from the dictionaries and the indices without expanding them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        return sum(dense_bytes(chunk) for chunk in array.chunks)
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        if len(array) == 0:
+            return 0
+        lengths = pc.binary_length(array.dictionary) if _is_text(kind.value_type) else None
+        if lengths is None:
+            each = dense_bytes(array.dictionary) / max(len(array.dictionary), 1)
+            return int(each * len(array)) + 4 * len(array)
+        total = pc.sum(pc.take(lengths, array.indices)).as_py() or 0
+        return int(total) + 8 * len(array)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return 8 * len(array) + dense_bytes(array.values)
+    if pa.types.is_struct(kind):
+        return len(array) + sum(dense_bytes(array.field(i)) for i in range(kind.num_fields))
+    return int(array.nbytes)
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind))
