@@ -92,10 +92,12 @@ LEGACY_SOURCES = ("jailbreakbench", "garak", "promptfoo", "inspect")  # `import 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from reporting._gc import gc_paused
+    from reporting.commands.importing import StagedOutputs
+    from reporting.importers import SHAPE_ERRORS, shape_problem
 
     """Other tools' files as RunLens files (schema version 2), one per run, into the folder ``-o`` names (a
-    ``.json`` name when the files hold one run). Every file is read before anything is written; nothing is
-    overwritten."""
+    ``.json`` name when the files hold one run). Every file is read before anything is written, and every output
+    is written in full before any is put in place: all or nothing. Nothing is overwritten."""
     files = list(args.files)
     if len(files) >= 2 and files[0] in LEGACY_SOURCES and not os.path.exists(files[0]):
         legacy = files.pop(0)
@@ -123,17 +125,27 @@ def cmd_import(args: argparse.Namespace) -> int:
     for warning in warnings:
         _err(one_line(warning))
     targets = _targets(args.output, runs)
-    for (_, document, _), target in zip(runs, targets):
-        counted = [0, 0]  # cases, errors: counted as they are written (a streamed garak run is never a list)
+    staged, written = StagedOutputs(), []
+    try:
+        for (path, document, _), target in zip(runs, targets):
+            counted = [0, 0]  # cases, errors: counted as they are written (a streamed garak run is never a list)
 
-        def count(cases, counted=counted):
-            for case in cases:
-                counted[0] += 1
-                counted[1] += case.get("passed") is None
-                yield case
+            def count(cases, counted=counted):
+                for case in cases:
+                    counted[0] += 1
+                    counted[1] += case.get("passed") is None
+                    yield case
 
-        with gc_paused():
-            write_atomic(target, document_chunks({**document, "cases": count(document["cases"])}))
+            try:
+                with gc_paused():
+                    staged.write(target, document_chunks({**document, "cases": count(document["cases"])}))
+            except SHAPE_ERRORS as exc:  # a streamed case the reader could not make: nothing is written
+                raise BadInput(str(shape_problem(path, "a run", exc))) from None
+            written.append((document, target, counted))
+        staged.commit()  # every output in place, or none
+    finally:
+        staged.discard()
+    for document, target, counted in written:
         tool = (document["run"].get("source") or {}).get("tool", "?")
         _err(
             f"wrote {shown(target)}: {counted[0]} case(s) of {shown(document['run']['model'])} from {shown(tool)}, "
@@ -165,6 +177,7 @@ def _import_file(path: str, args: argparse.Namespace, behaviors) -> tuple[list, 
         with open(path, "rb") as handle:
             head = handle.read(1 << 16)
         if detect(head) == "garak" and args.source in (None, "garak"):
+            _check_streamed(path)
             header, cases, warnings, problems = stream_garak_file(path)  # cases made as they are written
             documents = [{**header, "cases": cases}] if header is not None else []
         else:
@@ -182,11 +195,28 @@ def _import_file(path: str, args: argparse.Namespace, behaviors) -> tuple[list, 
     return documents, warnings, lines or ([] if documents else [f"{path}: no run in the file"])
 
 
+def _check_streamed(path: str) -> None:
+    """A file read line by line: a regular file within the size cap, as ``read_file_bytes`` asks of the others."""
+    import stat
+
+    from reporting.format import problems as files
+
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise files.NotRegularFile(0, "not a regular file")
+    if info.st_size > files.MAX_FILE_BYTES:
+        raise files.FileTooLarge(
+            f"the file is {files.megabytes(info.st_size)}, larger than the {files.megabytes(files.MAX_FILE_BYTES)} cap "
+            "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"
+        )
+
+
 def _targets(output: str, runs: list) -> list:
     """Where each run goes: ``OUT.json`` for a single run, else one file per run in the folder ``OUT``, named
     after its file (and model, when the file holds several), made safe for a file name."""
     from pathlib import Path
 
+    from reporting.commands.importing import clashing_names
     from reporting.textsafe import safe_filename
 
     if output.endswith(".json") and not os.path.isdir(output):
@@ -204,10 +234,12 @@ def _targets(output: str, runs: list) -> list:
         names.append(folder / f"{safe_filename(name)}.json")
     clashes = sorted({str(n) for n in names if names.count(n) > 1})
     taken = [str(n) for n in names if n.exists()]
-    if clashes or taken:
+    folded = [] if clashes or taken else clashing_names(names, folder)
+    if clashes or taken or folded:
         raise BadInput(
             *[f"{n}: two runs would be written to this file; import them into separate folders" for n in clashes],
             *[f"{n}: exists already; RunLens never overwrites a file" for n in taken],
+            *folded,
         )
     folder.mkdir(parents=True, exist_ok=True)
     return names
