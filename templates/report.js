@@ -22,8 +22,16 @@
     })
   };
   var searchable = spec.search;
+  // The text search reads every turn of a conversation too (its texts and its tool calls).
+  function turnsText(turns) {
+    if (!turns || !turns.length) { return ""; }
+    return turns.map(function (t) {
+      return (t.content || "") + "\n" + (t.tool_calls || []).map(callText).join("\n");
+    }).join("\n");
+  }
   var lowered = rows.map(function (r) {
-    return searchable.map(function (c) { return r[col[c]] == null ? "" : String(r[col[c]]).toLowerCase(); }).join("\n");
+    var text = searchable.map(function (c) { return r[col[c]] == null ? "" : String(r[col[c]]).toLowerCase(); }).join("\n");
+    return col.messages === undefined ? text : text + "\n" + turnsText(r[col.messages]).toLowerCase();
   });
 
   function cell(tr, text, cls) {
@@ -45,6 +53,53 @@
     return cell(tr, v == null ? "n/a" : String(v));
   }
   function list(v) { return v && v.length ? v.join(", ") : "none"; }
+  function callText(call) {
+    var args = call.arguments == null ? "" : (typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments));
+    return String(call.function) + "(" + args + ")";
+  }
+  var ROLE_LABEL = { system: "System", user: "User", assistant: "Assistant", tool: "Tool result" };
+  function pre(text) { var el = document.createElement("pre"); el.textContent = text; return el; }
+  // The conversation as turns (issue 32): role and number, the judged turn marked, tool calls as code, tool results
+  // folded; every text through textContent. Headings are the report's own words; the turn's text never is markup.
+  function conversation(turns, judged) {
+    var box = document.createElement("div");
+    box.className = "conversation";
+    var users = turns.filter(function (t) { return t.role === "user"; }).length;
+    var head = document.createElement("p");
+    head.textContent = "Conversation: " + turns.length + " turns, " + users + " from the user";
+    box.appendChild(head);
+    turns.forEach(function (t, i) {
+      var turn = document.createElement("div");
+      turn.className = "turn turn-" + (ROLE_LABEL[t.role] ? t.role : "other") + (judged === i ? " turn-judged" : "");
+      var calls = t.tool_calls || [];
+      var parts = ["Turn " + (i + 1), ROLE_LABEL[t.role] || "Turn"];
+      if (calls.length) { parts.push(calls.length + (calls.length === 1 ? " tool call" : " tool calls")); }
+      if (judged === i) { parts.push("judged turn"); }
+      var length = t.content_chars || (t.content || "").length;
+      if (t.content_chars) { parts.push("shortened, " + length.toLocaleString("en") + " characters in the run"); }
+      var h = document.createElement("div");
+      h.className = "turn-heading";
+      h.textContent = parts.join(" \u00b7 ");
+      turn.appendChild(h);
+      if (t.role === "tool") {
+        var fold = document.createElement("details");
+        var summary = document.createElement("summary");
+        summary.textContent = "Tool result, " + length.toLocaleString("en") + " characters";
+        fold.appendChild(summary);
+        fold.appendChild(pre(t.content || "(empty)"));
+        turn.appendChild(fold);
+      } else if (t.content || !calls.length) {
+        turn.appendChild(pre(t.content || "(empty)"));
+      }
+      calls.forEach(function (call) {
+        var code = pre(callText(call));
+        code.className = "tool-call";
+        turn.appendChild(code);
+      });
+      box.appendChild(turn);
+    });
+    return box;
+  }
 
   function matching() {
     var q = state.query.trim().toLowerCase();
@@ -91,9 +146,18 @@
       field("Review", reviewed.state + (reviewed.verdict ? ": " + reviewed.verdict : "") + " (judged " + reviewed.judged +
         "; by " + reviewed.reviewers.join(", ") + ")" + (reviewed.reasons.length ? "\n" + reviewed.reasons.join("\n") : ""), true);
     }
+    var facts = [];
+    if (col.strategy !== undefined && r[col.strategy] != null) { facts.push("strategy " + r[col.strategy]); }
+    if (col.plugin !== undefined && r[col.plugin] != null) { facts.push("plugin " + r[col.plugin]); }
+    if (col.limit !== undefined && r[col.limit] != null) {
+      facts.push("stopped by its " + r[col.limit].type + " limit (" + r[col.limit].limit + ")");
+    }
+    if (facts.length) { field("Attack", facts.join(" | ")); }
     var extra = r[col.extra];
     if (extra && Object.keys(extra).length) { field("Extra fields", JSON.stringify(extra, null, 2), true); }
     box.appendChild(dl);
+    var turns = col.messages === undefined ? null : r[col.messages];
+    if (turns && turns.length) { box.appendChild(conversation(turns, r[col.judged_turn])); }
     return box;
   }
 

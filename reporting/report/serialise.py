@@ -40,7 +40,10 @@ CASE_COLUMNS = (
     "derived_failure_modes",
     "extra",  # every other field of the case, as the file gave it
 )
-_KNOWN = frozenset(CASE_COLUMNS) - {"extra"}
+# Version 3 columns: in the column form only when some case of the table has them (a run without conversations
+# costs no byte more); a conversation's turns are capped like the text fields.
+CONVERSATION_COLUMNS = ("messages", "judged_turn", "strategy", "plugin", "limit")
+_KNOWN = (frozenset(CASE_COLUMNS) | frozenset(CONVERSATION_COLUMNS)) - {"extra"}
 POINT_COLUMNS = ("cluster_id", "scatter_x", "scatter_y")
 
 
@@ -215,7 +218,8 @@ def case_columns(
     """Case records in column form; texts longer than ``cap`` end in an ellipsis and are counted."""
     columns: list[list[Any]] = []
     truncated = 0
-    for name in CASE_COLUMNS:
+    names = list(CASE_COLUMNS) + [c for c in CONVERSATION_COLUMNS if any(r.get(c) is not None for r in records)]
+    for name in names:
         if name == "extra":
             values: list[Any] = [{k: v for k, v in r.items() if k not in _KNOWN} for r in records]
         elif name in TEXT_FIELDS:
@@ -224,11 +228,32 @@ def case_columns(
             truncated += sum(1 for a, b in zip(raw, values) if a is not b)
         elif name in FLOAT_FIELDS:
             values = [_round(r.get(name), float_digits) for r in records]
+        elif name == "messages":
+            values = []
+            for r in records:
+                turns, cut = _capped_turns(r.get("messages"), cap)
+                values.append(turns)
+                truncated += cut
         else:
             values = [r.get(name) for r in records]
         columns.append(values)
     rows = [list(row) for row in zip(*columns)] if records else []
-    return {"columns": list(CASE_COLUMNS), "rows": rows, "text_cap": cap, "texts_truncated": int(truncated)}
+    return {"columns": names, "rows": rows, "text_cap": cap, "texts_truncated": int(truncated)}
+
+
+def _capped_turns(turns: Optional[list[dict[str, Any]]], cap: Optional[int]) -> tuple[Optional[list[Any]], int]:
+    """A conversation's turns with each text capped like a text field (its full length kept as ``content_chars``);
+    the number of turns cut."""
+    if not turns or cap is None:
+        return turns, 0
+    out, cut = [], 0
+    for turn in turns:
+        text = turn.get("content") or ""
+        if len(text) > cap:
+            turn = {**turn, "content": _cap(text, cap), "content_chars": turn.get("content_chars", len(text))}
+            cut += 1
+        out.append(turn)
+    return out, cut
 
 
 def document_from_columns(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -238,7 +263,11 @@ def document_from_columns(document: Mapping[str, Any]) -> dict[str, Any]:
     names = table["columns"]
     records = []
     for row in table["rows"]:
-        record = {name: value for name, value in zip(names, row) if name != "extra"}
+        record = {
+            name: value
+            for name, value in zip(names, row)
+            if name != "extra" and not (value is None and name in CONVERSATION_COLUMNS)
+        }
         record.update(row[names.index("extra")])
         records.append(record)
     out["cases"] = records
