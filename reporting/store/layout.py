@@ -215,15 +215,21 @@ class Store:
     def holds(self, path: str) -> bool:
         """Whether writing ``path`` would write into the store: a path inside its folder (through any link), or a
         file that is one of the store's own (a hard link to its store.json, a record or a case table)."""
-        root = os.path.realpath(self.root)
-        where = os.path.realpath(path)
-        if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
-            return True
+        root = os.stat(self.root)
+        # The store's folder itself or one of its folders, by identity (device and inode), along the path as written and
+        # as resolved: a link, '..' or another spelling of the name (a case-insensitive disk) changes neither.
+        for spelled in (Path(os.path.abspath(path)), Path(os.path.realpath(path))):
+            for ancestor in (spelled, *spelled.parents):
+                try:
+                    if os.path.samestat(os.stat(ancestor), root):
+                        return True
+                except OSError:
+                    continue
         try:
             target = os.stat(path)
         except OSError:
             return False
-        for folder, _, names in os.walk(root):
+        for folder, _, names in os.walk(self.root):
             for name in names:
                 try:
                     held = os.stat(os.path.join(folder, name), follow_symlinks=False)
