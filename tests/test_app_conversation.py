@@ -81,3 +81,23 @@ def test_hostile_turns_are_text_and_long_turns_are_folded_with_their_length(tmp_
     rendered = [m.value for m in at.markdown] + [e.label for e in at.expander] + [c.value for c in at.caption]
     for payload in PAYLOADS[:3] + ["**bold**", "evil.example"]:
         assert not any(payload in r for r in rendered), payload
+
+
+def test_the_categories_page_shows_attack_success_by_strategy_and_the_strategy_filter_keeps_one(tmp_path, monkeypatch):
+    document = json.loads(V3.read_text())
+    document["cases"][2]["strategy"] = "crescendo"  # limited#0 passed: crescendo 1 of 2 succeeded, basic 1 of 1
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "strategies.json").write_text(json.dumps(document))
+    at = app(folder, monkeypatch).run()
+    open_page(at, "categories").run()
+    assert not at.exception
+    assert "Attack strategies" in [s.value for s in at.subheader]
+    table = at.dataframe[-1].value
+    assert list(table["Strategy"]) == ["basic", "crescendo"]
+    assert list(table["Attacks succeeded"]) == [1, 1] and list(table["Cases"]) == [1, 2]
+    assert list(table["Attack success"]) == [1.0, 0.5]
+    strategy = at.sidebar.multiselect(key=next(k for k in at.session_state if str(k).startswith("f_strat_")))
+    assert strategy.options == ["basic", "crescendo"]
+    strategy.set_value(["crescendo"]).run()
+    assert any(t.startswith("Showing 2 of 4 cases") for t in (x.value for x in at.text))

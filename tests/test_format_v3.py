@@ -87,3 +87,62 @@ def test_version_2_extras_named_like_version_3_fields_keep_their_meaning(tmp_pat
     with pytest.raises(reporting.ReportError):  # the same case as version 3 is checked as turns
         path.write_text(json.dumps({"schema_version": 3, "run": {"run_id": "r"}, "cases": [legacy]}))
         reporting.read_run(path)
+
+
+def _strategy_run(tmp_path):
+    """By hand: crescendo 3 cases (2 failed, after 2 and 3 user turns), basic 2 cases (1 failed, single turn),
+    and one case naming no strategy (not counted)."""
+
+    def case(pid, strategy, passed, category, users=0):
+        c = {"probe_id": pid, "category": category, "severity": "high", "passed": passed, "risk_score": 0.5}
+        if strategy:
+            c["strategy"] = strategy
+        if users:
+            turns = []
+            for i in range(users):
+                turns += [{"role": "user", "content": f"ask {i}"}, {"role": "assistant", "content": f"answer {i}"}]
+            c["messages"], c["judged_turn"] = turns, len(turns) - 1
+        return c
+
+    cases = [
+        case("c1", "crescendo", False, "cyber", 2),
+        case("c2", "crescendo", False, "chem", 3),
+        case("c3", "crescendo", True, "chem", 4),
+        case("b1", "basic", False, "chem"),
+        case("b2", "basic", True, "cyber"),
+        case("n1", None, False, "chem"),
+    ]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"schema_version": 3, "run": {"run_id": "s"}, "cases": cases}))
+    return path
+
+
+def test_attack_success_by_strategy_and_category_known_answers(tmp_path):
+    from reporting.analysis.stats import wilson
+
+    m = reporting.aggregate_metrics(reporting.read_run(_strategy_run(tmp_path)))
+    crescendo, basic = m["by_strategy"]["crescendo"], m["by_strategy"]["basic"]
+    assert list(m["by_strategy"]) == ["basic", "crescendo"]
+    assert crescendo["n"] == 3 and crescendo["attacks_succeeded"] == 2
+    assert crescendo["attack_success_rate"] == pytest.approx(2 / 3)
+    assert crescendo["attack_success_rate_ci"] == pytest.approx(wilson(2, 3))
+    assert crescendo["turns_to_break"] == {"2": 1, "3": 1} and crescendo["turns_to_break_median"] == 2.5
+    assert basic["attack_success_rate"] == 0.5 and basic["turns_to_break"] == {}
+    heat = m["by_strategy_category"]
+    assert heat["crescendo"]["chem"]["n"] == 2 and heat["crescendo"]["chem"]["attacks_succeeded"] == 1
+    assert heat["crescendo"]["cyber"]["attack_success_rate"] == 1.0 and set(heat["basic"]) == {"chem", "cyber"}
+    plain = reporting.aggregate_metrics(reporting.read_run(FIXTURES / "v2.json"))
+    assert plain["by_strategy"] == {} and plain["by_strategy_category"] == {}
+
+
+def test_the_strategy_filter_and_the_text_search_read_strategies_and_turns(tmp_path):
+    from reporting.analysis.filters import Filters
+
+    run = reporting.read_run(_strategy_run(tmp_path))
+    only = reporting.build_report(run, filters=Filters(strategies=("crescendo",)), with_observability=False)
+    assert sorted(only.frame["probe_id"]) == ["c1", "c2", "c3"] and only.metrics["counts"]["cases"] == 3
+    turns = reporting.build_report(run, filters=Filters(text="ASK 3"), with_observability=False)
+    assert list(turns.frame["probe_id"]) == ["c3"]  # only c3 has a fourth user turn
+    agent = reporting.read_run(FIXTURES / "v3.json")
+    called = reporting.build_report(agent, filters=Filters(text="attacker@evil"), with_observability=False)
+    assert list(called.frame["probe_id"]) == ["agent#0"]  # in a tool result and a tool call's arguments

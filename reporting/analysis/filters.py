@@ -24,6 +24,7 @@ class Filters:
     outcome: Optional[str] = None  # "pass", "fail" or None for both
     failure_modes: tuple[str, ...] = ()
     text: str = ""
+    strategies: tuple[str, ...] = ()  # attack strategies (schema version 3)
 
     def __post_init__(self) -> None:
         if self.outcome not in (None, "pass", "fail"):
@@ -34,7 +35,14 @@ class Filters:
 
     @property
     def active(self) -> bool:
-        return bool(self.categories or self.severities or self.outcome or self.failure_modes or self.text.strip())
+        return bool(
+            self.categories
+            or self.severities
+            or self.outcome
+            or self.failure_modes
+            or self.text.strip()
+            or self.strategies
+        )
 
     def apply(self, frame: pd.DataFrame) -> pd.DataFrame:
         if not self.active:
@@ -46,6 +54,8 @@ class Filters:
             mask &= severity_mask(frame, self.severities)
         if self.outcome:
             mask &= frame["passed"].to_numpy(dtype=bool) == (self.outcome == "pass")
+        if self.strategies:
+            mask &= frame["strategy"].isin(self.strategies).to_numpy(dtype=bool) if "strategy" in frame else False
         if self.failure_modes:
             wanted = set(self.failure_modes)
             mask &= np.fromiter(
@@ -56,6 +66,12 @@ class Filters:
             found = np.zeros(len(frame), dtype=bool)
             for column in SEARCH_COLUMNS:
                 found |= frame[column].fillna("").str.lower().str.contains(needle, regex=False).to_numpy(dtype=bool)
+            if "messages" in frame:  # every turn of a conversation, and its tool calls
+                found |= np.fromiter(
+                    (bool(turns) and _turns_contain(turns, needle) for turns in frame["messages"]),
+                    dtype=bool,
+                    count=len(frame),
+                )
             mask &= found
         return frame[mask]
 
@@ -79,6 +95,8 @@ class Filters:
             lines.append("outcome: " + ("passed" if self.outcome == "pass" else "failed"))
         if self.failure_modes:
             lines.append("failure mode: " + ", ".join(self.failure_modes))
+        if self.strategies:
+            lines.append("strategy: " + ", ".join(self.strategies))
         if self.text.strip():
             lines.append(f'text contains: "{self.text.strip()}"')
         return lines
@@ -90,7 +108,18 @@ class Filters:
             "outcome": self.outcome,
             "failure_modes": list(self.failure_modes),
             "text": self.text,
+            **({"strategies": list(self.strategies)} if self.strategies else {}),
         }
+
+
+def _turns_contain(turns: Any, needle: str) -> bool:
+    for turn in turns:
+        if needle in (turn.content or "").lower():
+            return True
+        for call in turn.tool_calls:
+            if needle in call.function.lower() or needle in str(call.arguments or "").lower():
+                return True
+    return False
 
 
 NO_FILTERS = Filters()

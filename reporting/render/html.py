@@ -41,6 +41,7 @@ from reporting.render.presentation import (
     repetitions_reading,
     sampled_note,
 )
+from reporting.render.strategy_figures import strategy_figures
 from reporting.render.tables import (
     CASE_TABLE,
     CATEGORY_TABLE,
@@ -48,6 +49,7 @@ from reporting.render.tables import (
     PRINT_CASE_CAP,
     PRINT_CASE_TABLE,
     SEVERITY_TABLE,
+    STRATEGY_TABLE,
     cell_text,
     print_rows,
 )
@@ -120,6 +122,7 @@ def figures_json(report: Report) -> dict[str, Any]:
     )
     if report.rubrics is not None and report.rubrics.dimensions:
         figures["dimensions"] = compare_figures.dimension_heatmap(report.rubrics.dimensions)
+    figures.update(strategy_figures(report.metrics))
     return {name: figure_json(fig) for name, fig in figures.items()}
 
 
@@ -163,6 +166,7 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
             "cases": CASE_TABLE,
             "category": CATEGORY_TABLE,
             "severity": SEVERITY_TABLE,
+            "strategy": STRATEGY_TABLE,
             "search_hint": ", ".join(SEARCH_LABELS.get(c, c) for c in SEARCH_COLUMNS),
             "search": SEARCH_COLUMNS,
             "clip": CLIP,

@@ -73,6 +73,15 @@ SEVERITY_TABLE: tuple[Column, ...] = (
 )
 
 
+STRATEGY_TABLE: tuple[Column, ...] = (
+    Column("n", "Cases", "count"),
+    Column("attacks_succeeded", "Attacks succeeded", "count"),
+    Column("attack_success_rate", "Attack success", "percent"),
+    Column("attack_success_rate_ci", "95% CI", "interval"),
+    Column("turns_to_break_median", "Median user turns to break", "number2"),
+)
+
+
 def cell_text(value: Any, fmt: Format) -> str:
     """A value as the handout prints it."""
     if fmt == "percent":

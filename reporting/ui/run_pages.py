@@ -18,7 +18,8 @@ from reporting.render.presentation import (
     repetitions_reading,
     sampled_note,
 )
-from reporting.render.tables import CATEGORY_TABLE, SEVERITY_TABLE, grouped_rows
+from reporting.render.strategy_figures import has_strategies, strategy_figures
+from reporting.render.tables import CATEGORY_TABLE, SEVERITY_TABLE, STRATEGY_TABLE, grouped_rows
 from reporting.textsafe import printable
 from reporting.ui.common import (
     CASE_COLUMNS,
@@ -109,6 +110,17 @@ def categories() -> None:
     table(pd.DataFrame(grouped_rows(view.metrics["by_category"], CATEGORY_TABLE, "Category")), hide_index=True)
     st.subheader("Category ranking (mean risk, highest first)")
     table(pd.DataFrame(view.metrics["category_ranking"]), hide_index=True)
+    if has_strategies(view.metrics):
+        _strategies(view.metrics)
+
+
+def _strategies(metrics: Mapping[str, Any]) -> None:
+    """Attack success by strategy, by strategy and category, and the turns multi-turn attacks took."""
+    st.subheader("Attack strategies")
+    st.text("Attack success is a failed case: the attack got what it asked for. Over the cases naming a strategy.")
+    for name, figure in strategy_figures(metrics).items():
+        _plot(figure, key=f"strategy_{name}")
+    table(pd.DataFrame(grouped_rows(metrics["by_strategy"], STRATEGY_TABLE, "Strategy")), hide_index=True)
 
 
 @guarded

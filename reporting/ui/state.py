@@ -208,7 +208,7 @@ class Context:
 
 def clear_filters(key: str) -> None:
     """Every filter of this run back to 'everything' (a callback: it runs before the widgets are drawn again)."""
-    for name, empty in (("cat", []), ("sev", []), ("out", "all"), ("mode", []), ("text", "")):
+    for name, empty in (("cat", []), ("sev", []), ("out", "all"), ("mode", []), ("text", ""), ("strat", [])):
         st.session_state[f"f_{name}_{key}"] = empty
 
 
@@ -221,9 +221,19 @@ def _filters_sidebar(data: RunData, digest: str) -> Filters:
     severities = st.sidebar.multiselect("Severity", list(SEVERITIES), key=f"f_sev_{key}")
     outcome = st.sidebar.radio("Outcome", ["all", "pass", "fail"], horizontal=True, key=f"f_out_{key}")
     modes = st.sidebar.multiselect("Failure mode", data.failure_mode_names, key=f"f_mode_{key}")
-    text = st.sidebar.text_input("Search probe id, category, task, input, response", key=f"f_text_{key}")
+    # Attack strategies, where the run names them (schema version 3), as its figures count them.
+    strategy_names = sorted(data.metrics.get("by_strategy") or {})
+    strategies = st.sidebar.multiselect("Strategy", strategy_names, key=f"f_strat_{key}") if strategy_names else []
+    text = st.sidebar.text_input("Search probe id, category, task, input, response, every turn", key=f"f_text_{key}")
     st.sidebar.button("Clear filters", key=f"f_clear_{key}", on_click=clear_filters, args=(key,))
-    return Filters(tuple(categories), tuple(severities), None if outcome == "all" else outcome, tuple(modes), text)
+    return Filters(
+        tuple(categories),
+        tuple(severities),
+        None if outcome == "all" else outcome,
+        tuple(modes),
+        text,
+        strategies=tuple(strategies),
+    )
 
 
 def run_description(label: str, data: RunData) -> str:
