@@ -7,8 +7,13 @@ import subprocess
 import sys
 
 import pytest
-from browser import ROOT, browser, needs_chromium, offline_page
+from browser import ROOT, browser, needs_chromium, needs_poppler, offline_page
 from payloads import PAYLOADS
+from test_browser_print import pdf_text, print_pdfs
+
+import reporting
+from reporting.render import conversation
+from reporting.render.html import render_html
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 V3 = ROOT / "tests" / "fixtures" / "format" / "v3.json"
@@ -62,3 +67,20 @@ def test_the_html_shows_an_agent_conversation_and_searches_every_turn(tmp_path):
         assert first.inner_text() == PAYLOADS[0] + PAYLOADS[1]
         assert page.evaluate("window.__pwned === undefined")
         assert record["errors"] == [] and record["requests"] == [] and record["dialogs"] == []
+
+
+@needs_poppler
+def test_the_printed_handout_prints_the_conversations_of_failing_cases_up_to_a_cap(tmp_path, monkeypatch):
+    """A4 through Chromium, read back with pdftotext: each failing case's conversation, in order, its judged turn
+    marked and the tool call's address printed; with a cap of one, the handout says what it left out."""
+    export(tmp_path, json.loads(V3.read_text()))
+    pdf = print_pdfs(tmp_path / "report.html", tmp_path, "conv")["A4"]
+    text = " ".join(pdf_text(pdf).split())
+    assert "Conversations of failing cases" in text
+    assert "Every failing case that carries a conversation (2), worst first." in text
+    assert "Turn 5 · Assistant · 1 tool call" in text and "attacker@evil.example" in text
+    assert "Turn 6 · Assistant · judged turn" in text
+    monkeypatch.setattr(conversation.print_conversations, "__defaults__", (1,))
+    report = reporting.build_report(reporting.read_run(V3), with_observability=False)
+    html = render_html(report)
+    assert "The 1 worst of the 2 failing cases that carry a conversation; the other 1 are in" in html

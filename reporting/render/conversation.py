@@ -71,3 +71,29 @@ def summary(messages: Optional[Sequence[Any]]) -> str:
     calls = sum(len(m.tool_calls) for m in messages)
     text = f"{len(messages)} turns, {users} from the user"
     return text + (f", {calls} tool call{'s' if calls != 1 else ''}" if calls else "")
+
+
+PRINT_CONVERSATION_CAP = 50  # failing cases whose conversation the printed handout prints
+PRINT_TURN_CHARS = 1_000  # characters of a turn printed
+
+
+def print_conversations(frame: Any, order: Any, cap: int = PRINT_CONVERSATION_CAP) -> dict[str, Any]:
+    """The failing cases that carry a conversation, worst first (``order``: the figures' worst-first positions),
+    at most ``cap`` of them, each turn cut at ``PRINT_TURN_CHARS``: what the printed handout prints, and how many
+    it left out."""
+    if "messages" not in frame or not len(frame):
+        return {"cases": [], "total": 0, "cap": cap}
+    chosen = frame.iloc[order]
+    failing = chosen[~chosen["passed"].to_numpy(dtype=bool)]
+    with_turns = failing[[bool(m) for m in failing["messages"]]]
+    cases = [
+        {
+            "probe_id": probe_id,
+            "summary": summary(messages),
+            "turns": [{**t, "heading": heading(t)} for t in turns(messages, judged, PRINT_TURN_CHARS)],
+        }
+        for probe_id, messages, judged in zip(
+            with_turns["probe_id"][:cap], with_turns["messages"][:cap], with_turns["judged_turn"][:cap]
+        )
+    ]
+    return {"cases": cases, "total": len(with_turns), "cap": cap}

@@ -26,6 +26,7 @@ from reporting.analysis.registry import TRENDED
 from reporting.format.schema import SEVERITIES
 from reporting.render import compare_figures
 from reporting.render import figures as charts
+from reporting.render.conversation import print_conversations
 from reporting.render.presentation import (
     COMPARE_METHODOLOGY,
     METHODOLOGY,
@@ -177,6 +178,7 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
         "repetitions": repetitions_reading(report.metrics.get("repetitions") or {}),
         "sampled_note": sampled_note(obs),
         "review": report.review,
+        "print_conversations": print_conversations(report.frame, worst_first(report.frame)),
         "print_cases": {
             "columns": PRINT_CASE_TABLE,
             "rows": print_rows(report.frame, worst_first(report.frame), PRINT_CASE_CAP),
