@@ -185,9 +185,9 @@ def hostile_importer_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         inspect_with(tmp_path, "in-shape", _set(["results"], [1, 2])),
         "results: must be",
     )
-    bad_utf8 = inspect_with(tmp_path, "in-utf8", lambda d: None)
-    bad_utf8.write_bytes(bad_utf8.read_bytes().replace(b'"mockllm/model"', b'"mockllm/\xff\xfe"', 1))
-    files["inspect invalid UTF-8"] = (bad_utf8, "UTF-8")
+    bad_utf8 = promptfoo_with(tmp_path, "pf-utf8", lambda d: None)
+    bad_utf8.write_bytes(bad_utf8.read_bytes().replace(b'"canned-model"', b'"canned-\xff\xfe"', 1))
+    files["promptfoo invalid UTF-8"] = (bad_utf8, "not UTF-8")
     return files
 
 
@@ -204,7 +204,7 @@ HOSTILE = [
     "inspect deep",
     "inspect huge score",
     "inspect results a list",
-    "inspect invalid UTF-8",
+    "promptfoo invalid UTF-8",
 ]
 
 
@@ -397,9 +397,9 @@ def test_point_2_decompression_bombs_are_refused_under_1_gb(tmp_path):
             if verb == "import" and path.suffix == ".parquet":
                 assert result.returncode == 2, result.stderr  # a Parquet table is a RunLens run already
                 continue
-            assert_listed(result, path, *words)
             peaks[(path.name, verb)] = peak
             assert peak < 1024, (path.name, verb, peak)
+            assert_listed(result, path, *words)
     print("peak MB", peaks)
     # Not a bomb, but more expanded bytes than the cap: counted as they expand, and refused.
     honest = tmp_path / "honest.eval"

@@ -235,7 +235,6 @@ NOT_JSON = "not valid JSON: "
 MAX_DECODE_DEPTH = 200  # nesting of one JSON value of another tool's file: Inspect's deepest is under 30
 _BRACKETS = re.compile(rb"[^\[\]{}]+")
 _STRING_BYTES = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_BIG_NUMBER = re.compile(r"\d{16}|\d[eE][+-]?\d{3}")
 
 
 class _NonFinite:
@@ -295,19 +294,20 @@ def strict_loads(
         flagged[0] = True
         return _NonFinite(name)
 
-    options: dict[str, Any] = {**hooks, "parse_constant": constant}
-    if _BIG_NUMBER.search(text) is None:
-        del options["parse_int"]  # no integer of 16 digits or more: Python's own parse is exact and faster
-    else:
+    def number(spelled: str) -> Any:
+        value = float(spelled)
+        if math.isfinite(value):
+            return value
+        flagged[0] = True
+        return _NonFinite(spelled if len(spelled) <= 40 else spelled[:20] + "...")
 
-        def number(spelled: str) -> Any:
-            value = float(spelled)
-            if math.isfinite(value):
-                return value
-            flagged[0] = True
-            return _NonFinite(spelled if len(spelled) <= 40 else spelled[:20] + "...")
+    def integer(spelled: str) -> Any:
+        if len(spelled) < 16:
+            return int(spelled)
+        flagged[0] = True  # 16 digits or more: perhaps beyond 2^53, checked with its path below
+        return hooks["parse_int"](spelled)
 
-        options["parse_float"] = number
+    options: dict[str, Any] = {**hooks, "parse_constant": constant, "parse_float": number, "parse_int": integer}
     try:
         value = json.loads(text, **options)
     except RecursionError:
@@ -321,7 +321,7 @@ def strict_loads(
     except (ValueError, TypeError, OverflowError) as exc:
         return None, [Problem(file, path, NOT_JSON + str(exc)[:200])]
     surrogates = _SURROGATE_ESCAPE.search(text) is not None
-    if duplicated[0] or surrogates or flagged[0] or "parse_int" in options:
+    if duplicated[0] or surrogates or flagged[0]:
         _scan_value(file, path, value, problems, surrogates)
     if problems:
         return None, problems
