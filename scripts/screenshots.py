@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the browser helpers the tests use
 
-from browser import browser, offline_page, streamlit_server  # noqa: E402
+from browser import browser, offline_page, open_conversation, streamlit_server  # noqa: E402
 
 from reporting.cli import main  # noqa: E402
 from reporting.ui.pages import PAGES  # noqa: E402
@@ -58,6 +58,28 @@ def review_shot(out: Path) -> list[Path]:
             items = [a for s in sets for a in ("--set", s)]
             assert main(["review", str(run), *items, "--reviewer", reviewer, "--reason", reason]) == 0
         return dashboard(out, Path(folder), ["review"])
+
+
+CONVERSATION_VIEWPORTS = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+def conversation_shots(out: Path, run: Path, probe_id: str) -> list[Path]:
+    """The conversation view of an agent case (a tool call, a folded tool result, the judged turn) at a desktop's
+    1440x900 and a phone's 390x844."""
+    written = []
+    with tempfile.TemporaryDirectory() as folder:
+        shutil.copy(run, Path(folder) / run.name)
+        with streamlit_server(Path(folder)) as url, browser() as b:
+            page = offline_page(b, {})
+            page.context.unroute("**/*")
+            for name, viewport in CONVERSATION_VIEWPORTS.items():
+                page.set_viewport_size(viewport)
+                open_conversation(page, url, probe_id)
+                page.get_by_text("Conversation: ", exact=False).first.scroll_into_view_if_needed()
+                path = out / f"dashboard-conversation-{name}.png"
+                page.screenshot(path=str(path))
+                written.append(path)
+    return written
 
 
 def printed(out: Path) -> list[Path]:
@@ -105,6 +127,10 @@ def printed(out: Path) -> list[Path]:
 
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
+    if sys.argv[1:] == ["conversation"]:  # only the conversation view
+        for path in conversation_shots(OUT, ROOT / "tests" / "fixtures" / "format" / "v3.json", "agent#0"):
+            print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size / 1e3:.0f} kB)")
+        raise SystemExit(0)
     names = [name for name, _title, _fn in PAGES]
     # The Judges page on a run with several judges: a garak report (its detectors), read as it is.
     with tempfile.TemporaryDirectory() as folder:
@@ -120,6 +146,7 @@ if __name__ == "__main__":
         del os.environ["RUNLENS_STORE"]
     review = review_shot(OUT)
     rest = [n for n in names if n not in ("judges", "fleet", "review")]
-    shots = printed(OUT) + dashboard(OUT, ROOT / "sample_runs", rest) + judges + fleet + review
+    conversation = conversation_shots(OUT, ROOT / "tests" / "fixtures" / "format" / "v3.json", "agent#0")
+    shots = printed(OUT) + dashboard(OUT, ROOT / "sample_runs", rest) + judges + fleet + review + conversation
     for path in shots:
         print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size / 1e3:.0f} kB)")

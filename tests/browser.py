@@ -145,3 +145,13 @@ def streamlit_server(runs_dir: Path):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def open_conversation(page, url: str, probe_id: str) -> None:
+    """The Cases page of a served dashboard with one case's conversation open (shared with the screenshots)."""
+    page.goto(f"{url}/cases")
+    page.wait_for_selector('[data-testid="stText"]', timeout=60000)
+    page.get_by_label("Probe id to show").fill(probe_id)
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.body.innerText.includes('judged turn')", timeout=60000)
+    page.wait_for_timeout(1000)
