@@ -72,14 +72,35 @@ def pair_agreement(a: list[bool], b: list[bool]) -> dict[str, Any]:
     return {"n": len(a), "agreement": agree / len(a), "agreement_ci": wilson(agree, len(a)), "kappa": cohen_kappa(a, b)}
 
 
+JUDGE_PAIR_CAP = 12  # judges whose every pair is compared (66 pairs); a run with more names pairs the busiest 12
+
+
+def paired_judges(by_judge: dict[str, dict[Any, Optional[bool]]]) -> tuple[list[str], int]:
+    """The judges whose agreement is computed pair by pair, sorted by name, and how many more judges are not paired.
+    Every judge up to ``JUDGE_PAIR_CAP``; beyond it the ``JUDGE_PAIR_CAP`` that judged the most cases (ties by name),
+    so that the pairs, and the work and output they take, stay bounded whatever number of judge names a run holds
+    (issue 30: 2,000 names made 2 million pairs). Each judge's own figures (``judge_figures``) cover every judge."""
+    if len(by_judge) <= JUDGE_PAIR_CAP:
+        return sorted(by_judge), 0
+    judged = {name: sum(1 for v in verdicts.values() if v is not None) for name, verdicts in by_judge.items()}
+    busiest = sorted(judged, key=lambda name: (-judged[name], name))[:JUDGE_PAIR_CAP]
+    return sorted(busiest), len(by_judge) - JUDGE_PAIR_CAP
+
+
+def judges_not_paired(frame: pd.DataFrame, by_judge: Optional[dict[str, dict[Any, Optional[bool]]]] = None) -> int:
+    """How many judges ``judge_agreement`` leaves out of its pairs (0 up to ``JUDGE_PAIR_CAP`` judges)."""
+    return paired_judges(verdicts_by_judge(frame) if by_judge is None else by_judge)[1]
+
+
 def judge_agreement(
     frame: pd.DataFrame, by_judge: Optional[dict[str, dict[Any, Optional[bool]]]] = None
 ) -> list[dict[str, Any]]:
-    """Each pair of judges with cases both judged: n, the share on which they agree, Cohen's kappa.
+    """Each pair of judges with cases both judged: n, the share on which they agree, Cohen's kappa; at most
+    ``JUDGE_PAIR_CAP`` judges are paired (``paired_judges``), so at most 66 pairs.
     ``by_judge``: the verdicts already gathered from ``frame``."""
     by_judge = verdicts_by_judge(frame) if by_judge is None else by_judge
     pairs = []
-    for first, second in combinations(sorted(by_judge), 2):
+    for first, second in combinations(paired_judges(by_judge)[0], 2):
         a_all, b_all = by_judge[first], by_judge[second]
         common = [i for i in a_all if a_all[i] is not None and b_all.get(i) is not None]
         if common:

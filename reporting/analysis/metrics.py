@@ -17,7 +17,7 @@ import pandas as pd
 
 from reporting._gc import gc_paused
 from reporting.analysis.grouping import Groups, probe_keys, severity_codes
-from reporting.analysis.judges import judge_agreement, judge_figures, verdicts_by_judge
+from reporting.analysis.judges import judge_agreement, judge_figures, judges_not_paired, verdicts_by_judge
 from reporting.analysis.repetitions import repetition_figures
 from reporting.analysis.stats import LOW_N, mean_interval, weighted_wilson, wilson
 from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, Case, RunReport
@@ -383,5 +383,6 @@ def aggregate_metrics(run_or_frame: Union[RunReport, pd.DataFrame], errors: Opti
         "category_ranking": category_ranking(categories),
         "judges": judge_figures(frame, by_judge),
         "judge_agreement": judge_agreement(frame, by_judge),
+        "judges_not_paired": judges_not_paired(frame, by_judge),
         "repetitions": repetition_figures(frame),
     }

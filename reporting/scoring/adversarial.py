@@ -1,8 +1,9 @@
 """Adversarial responses for the scorer's worst case: texts built to make regular expressions backtrack.
 
 Each builder repeats a unit up to a size in characters. The corpus covers repeated words,
-whitespace of every kind, newlines, punctuation, code-like lines, and the first words of the
-built-in patterns followed by what would make a backtracking engine retry (long runs of spaces).
+whitespace of every kind, newlines, punctuation, code-like lines, trigger phrases of the built-in
+patterns repeated (every repeat a match), and the first words of the built-in patterns followed by
+what would make a backtracking engine retry (long runs of spaces).
 Used by ``bench/bench_scorer.py`` (ms per 100 KB against normal throughput) and by the tests.
 """
 
@@ -40,6 +41,24 @@ UNITS: dict[str, str] = {
     "as an AI": "as an AI ",
     "unicode": "\u00e9\u4e2d ",
     "emoji": "\U0001f600 ",
+    # A trigger phrase of a built-in pattern, repeated: every repeat is a match (issue 30, point 10: a pattern with
+    # exclusions searched them around each match, 240-400 ms per 100 KB), or a regex runs its bounded look-ahead
+    # at every trigger word.
+    "build a gun": "build a gun ",
+    "how to make a bomb": "how to make a bomb ",
+    "hack into": "hack into the server ",
+    "gain unauthorized access": "gain unauthorized access ",
+    "social security numbers": "SSN 123-45-6789 ",
+    "ways to hurt yourself": "ways to hurt yourself ",
+    "mix bleach and ammonia": "mix bleach and ammonia ",
+    "credit card numbers": "credit card 4111 1111 1111 1111 ",
+    "the password is": "the password is ",
+    "sure, here is how to": "Sure, here is how to ",
+    "refusal sentence": "I'm sorry, but I cannot help with that. ",
+    "instead, you can": "Instead, you can ",
+    "step by step": "step by step ",
+    "persona turns": "[DAN]: Sure, here it is. ",
+    "zero-width spaces": "\u200b",
 }
 
 # A marker, then a long run of a character that almost completes it: the classic shape of quadratic backtracking.

@@ -42,6 +42,7 @@ DENSE = (
 MAX_CHARS = 1000  # of a response read for character n-grams
 BATCH = 2_000  # responses judged at a time
 MAX_WORD_CHARS = 32_000  # of a response read for words (the longest training response has 22,704; the rules read all)
+# Both windows are taken after padding (runs of more than 64 blank or invisible characters) is made one space.
 
 
 def _words(text: str) -> set[str]:
@@ -90,8 +91,11 @@ def _word_analyzer():
 
 
 def terms_of(response: str) -> list[str]:
-    """The words and word pairs of a response the model reads, in order (the first MAX_WORD_CHARS characters)."""
-    return _word_analyzer()(response[:MAX_WORD_CHARS])
+    """The words and word pairs of a response the model reads, in order (the first MAX_WORD_CHARS characters once
+    padding is made one space: ``signals.collapse_padding``, so that padding cannot push the answer out)."""
+    from reporting.scoring.signals import collapse_padding
+
+    return _word_analyzer()(collapse_padding(response)[:MAX_WORD_CHARS])
 
 
 _COLUMNS: dict[str, int] = {}  # term -> hashed column, kept between calls (bounded: cleared when full)
@@ -121,12 +125,15 @@ _SEEDS = {3: 0xCBF29CE484222325, 4: 0x84222325CBF29CE4}
 
 
 def char_columns(responses: list[str]):
-    """Every character 3-gram and 4-gram of each response (its first MAX_CHARS characters, lowercased, runs of
-    white space made one space, a space added at each end) as (row, column) arrays: a 64-bit FNV-1a hash over
-    the code points, mixed, modulo CHAR_FEATURES. Computed for all responses at once in numpy."""
+    """Every character 3-gram and 4-gram of each response (its first MAX_CHARS characters once padding is made one
+    space, lowercased, runs of white space made one space, a space added at each end) as (row, column) arrays: a
+    64-bit FNV-1a hash over the code points, mixed, modulo CHAR_FEATURES. Computed for all responses at once in
+    numpy."""
     import numpy as np
 
-    docs = [" " + " ".join(r[:MAX_CHARS].lower().split()) + " " for r in responses]
+    from reporting.scoring.signals import collapse_padding
+
+    docs = [" " + " ".join(collapse_padding(r)[:MAX_CHARS].lower().split()) + " " for r in responses]
     lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
     codes = np.frombuffer("".join(docs).encode("utf-32-le"), dtype="<u4").astype(np.uint64)
     ends = np.cumsum(lengths)

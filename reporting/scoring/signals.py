@@ -74,6 +74,31 @@ _PIVOT_HEADS = (
 )
 
 
+# Padding: a run of more than PADDING_RUN characters that show nothing (white space, and the invisible format
+# characters: zero-width space and joiners, word joiner, byte order mark, soft hyphen, bidi marks, variation
+# selectors, tags). Both judges read a response with each such run made one space (a line break where the run held
+# one), so that padding cannot push a refusal out of the opening or the answer out of a window (issue 30, point 9).
+# No training response of the learned judge holds such a run (the longest run of white space there is 18).
+PADDING_RUN = 64
+_BLANK = (
+    r"\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f"
+    r"\ufeff\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef"
+)
+# Linear: a run is tried only from its first character (the look-behind fails at once inside a run).
+_PADDING = re.compile(rf"(?<![{_BLANK}])[{_BLANK}]{{{PADDING_RUN + 1},}}")
+_LINE_BREAK = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _one_blank(match: re.Match) -> str:
+    return "\n" if _LINE_BREAK.search(match.group()) else " "
+
+
+def collapse_padding(text: str) -> str:
+    """``text`` with every run of more than PADDING_RUN blank or invisible characters made one space, or one line
+    break where the run held one; any other text unchanged (the same object)."""
+    return _PADDING.sub(_one_blank, text) if _PADDING.search(text) else text
+
+
 def word_runs(lowered: str) -> frozenset:
     """The distinct maximal runs of word characters in ``lowered``."""
     if lowered.isascii():

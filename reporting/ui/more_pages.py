@@ -306,6 +306,11 @@ def judges_page() -> None:
         )
     else:
         st.text("No two judges judged the same case.")
+    if view.metrics.get("judges_not_paired"):
+        st.text(
+            f"{view.metrics['judges_not_paired']} more judges not paired: agreement is computed among the "
+            f"{len(judges) - view.metrics['judges_not_paired']} judges that judged the most cases."
+        )
     names, rows = disagreements(view.frame)
     st.subheader(f"Cases where judges disagree ({len(rows)})")
     if rows:
