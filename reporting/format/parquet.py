@@ -174,9 +174,13 @@ def _read_table(data: bytes, label: str):
         ]
         source = pq.ParquetFile(io.BytesIO(data), pre_buffer=False, read_dictionary=texts)
         table = source.read(use_threads=False)
-        table.validate(full=True)  # offsets, UTF-8 of every text, dictionary indices in range
     except Exception as exc:  # noqa: BLE001 - a broken file is a problem of that file, whatever pyarrow raises
         return None, [Problem(label, "$", f"not a readable Parquet file: {str(exc)[:200]}")]
+    for name, column in zip(table.column_names, table.columns):
+        try:
+            column.validate(full=True)  # offsets, the UTF-8 of every text, dictionary indices in range
+        except Exception as exc:  # noqa: BLE001 - pyarrow's ArrowInvalid and kin
+            return None, [Problem(label, str(name), f"the column does not hold valid data: {str(exc)[:200]}")]
     expanded = sum(dense_bytes(column) for column in table.columns)
     if expanded > expansion_limit(len(data)):
         from reporting.format.expansion import Budget
