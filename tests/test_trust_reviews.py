@@ -135,6 +135,16 @@ def test_point_1_a_review_decision_never_follows_a_symlinked_review_file(tmp_pat
         assert done.returncode == 2 and kind in done.stderr and "internal error" not in done.stderr, done.stderr
         companion.rmdir() if kind == "folder" else companion.unlink()
 
+    # the rubric companions too: a linked RUN.verdicts.jsonl is listed, never read through the link
+    (folder / "run.rubric.yaml").write_bytes((ROOT / "sample_runs/acme-assistant-v2.rubric.yaml").read_bytes())
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text('{"benchmark": "TOKEN-4242", "case_id": "c", "pass": true}\n')
+    (folder / "run.verdicts.jsonl").symlink_to(secret)
+    done = cli("export", run, "-o", tmp_path / "r.html")
+    assert done.returncode == 2 and "run.verdicts.jsonl: $: is a symbolic link" in done.stderr, done.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "TOKEN-4242" not in html and "TOKEN-4242" not in done.stderr
+
 
 def test_point_3_a_deeply_nested_companion_is_listed_and_the_runs_stay_usable(tmp_path, monkeypatch):
     """issue 30 point 3: one deeply nested ``*.reviews.jsonl`` or ``*.verdicts.jsonl`` beside a run emptied every

@@ -14,7 +14,7 @@ import errno
 import fcntl
 import os
 import stat
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from reporting.format.problems import FileTooLarge, megabytes
 
@@ -89,35 +89,68 @@ def open_companion(path: Union[str, os.PathLike], append: bool = False) -> int:
     return fd
 
 
-def read_companion(path: Union[str, os.PathLike], limit: Optional[int] = None) -> Optional[bytes]:
+def read_companion(
+    path: Union[str, os.PathLike], limit: Optional[int] = None, head: Optional[int] = None
+) -> Optional[bytes]:
     """The bytes of the companion ``path`` (None when there is no such file), at most ``limit`` (default: the cap
-    of ``--max-file-mb``); ``FileTooLarge`` beyond it, ``CompanionFileError`` for a link, FIFO, folder or device."""
+    of ``--max-file-mb``); ``FileTooLarge`` beyond it, ``CompanionFileError`` for a link, FIFO, folder or device.
+    With ``head``: at most that many bytes, and no error beyond (the caller's parser has its own, lower cap)."""
     from reporting.format import problems
 
     cap = problems.MAX_FILE_BYTES if limit is None else limit
+    if head is not None:
+        cap = min(cap, head)
     try:
         fd = open_companion(path)
     except FileNotFoundError:
         return None
     try:
+        if head is not None:
+            return os.read(fd, cap) if cap < (1 << 24) else _read_all(fd, cap)[:cap]
         size = os.fstat(fd).st_size
         if size > cap:
             raise FileTooLarge(
                 f"the file is {megabytes(size)}, larger than the {megabytes(cap)} cap "
                 "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"
             )
-        chunks, total = [], 0
-        while True:
-            chunk = os.read(fd, min(1 << 24, cap + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > cap:  # grew while being read
-                raise FileTooLarge(f"more than {megabytes(cap)} read without reaching the end (the --max-file-mb cap)")
-        return b"".join(chunks)
+        data = _read_all(fd, cap)
+        if len(data) > cap:  # grew while being read
+            raise FileTooLarge(f"more than {megabytes(cap)} read without reaching the end (the --max-file-mb cap)")
+        return data
     finally:
         os.close(fd)
+
+
+def _read_all(fd: int, cap: int) -> bytes:
+    """Up to ``cap + 1`` bytes of ``fd`` (one more than the cap: the caller tells a file that grew)."""
+    chunks, total = [], 0
+    while total <= cap:
+        chunk = os.read(fd, min(1 << 24, cap + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def companion_source(source: Any, head: Optional[int] = None) -> tuple[Any, Optional[str]]:
+    """A companion given as a path, read into ``(label, bytes)`` through ``read_companion`` (no link followed, a
+    regular file only, size-capped), and the problem line when it cannot be; ``(label, bytes)`` held in memory
+    (an upload) and None pass through."""
+    if source is None or isinstance(source, tuple):
+        return source, None
+    label = str(source)
+    try:
+        data = read_companion(source, head=head)
+    except (OSError, FileTooLarge) as exc:
+        return None, f"{label}: $: {exc if isinstance(exc, (CompanionFileError, FileTooLarge)) else _reason(exc)}"
+    if data is None:
+        return None, f"{label}: $: cannot read the file: no such file"
+    return (label, data), None
+
+
+def _reason(exc: OSError) -> str:
+    return f"cannot read the file: {exc.strerror or exc.__class__.__name__}"
 
 
 def companion_state(path: Union[str, os.PathLike]) -> Optional[str]:

@@ -160,15 +160,39 @@ def run_stem(path: Union[str, Path]) -> Path:
     return path
 
 
+_RUBRIC_COMPANIONS = (
+    ("rubric", ".rubric.yaml"),
+    ("benchmarks", ".benchmarks.yaml"),
+    ("verdicts", ".verdicts.jsonl"),
+    ("dimensions", ".dimensions.json"),
+)
+
+
 def companions(run_path: Union[str, Path]) -> dict[str, Optional[Path]]:
+    """The rubric companions beside the run that are regular files of their own (a symbolic link, FIFO or folder
+    of such a name is never returned, so never read: ``companion_problems`` lists it)."""
     stem = run_stem(run_path)
     found = {}
-    for key, suffix in (
-        ("rubric", ".rubric.yaml"),
-        ("benchmarks", ".benchmarks.yaml"),
-        ("verdicts", ".verdicts.jsonl"),
-        ("dimensions", ".dimensions.json"),
-    ):
+    for key, suffix in _RUBRIC_COMPANIONS:
         candidate = stem.with_name(stem.name + suffix)
-        found[key] = candidate if candidate.is_file() else None
+        try:
+            regular = stat.S_ISREG(os.lstat(candidate).st_mode)
+        except OSError:
+            regular = False
+        found[key] = candidate if regular else None
     return found
+
+
+def companion_problems(run_path: Union[str, Path]) -> dict[str, str]:
+    """Key -> the problem line of each rubric companion name beside the run that is not a regular file of its own
+    (a symbolic link, FIFO, folder or device): listed, never followed or read."""
+    from reporting.format.companion_files import companion_state
+
+    stem = run_stem(run_path)
+    problems = {}
+    for key, suffix in _RUBRIC_COMPANIONS:
+        candidate = stem.with_name(stem.name + suffix)
+        state = companion_state(candidate)
+        if state is not None:
+            problems[key] = f"{candidate}: $: {state}"
+    return problems
