@@ -208,8 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--risk-scorer",
         metavar="NAME",
-        help="Inspect: a numeric scorer whose value (0-1, higher riskier) is each case's risk (default: 1 - the "
-        "primary scorer's value)",
+        help="Inspect: a numeric scorer whose value (0-1, higher riskier) is each case's risk and whose verdict is "
+        "lower-is-better, passed below 0.5 (default: 1 - the primary scorer's value)",
+    )
+    p.add_argument(
+        "--strategy-key",
+        metavar="KEY",
+        help="Inspect: the sample metadata key naming each case's attack strategy (default: no strategy)",
     )
     p.add_argument(
         "--behaviors",

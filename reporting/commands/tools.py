@@ -188,6 +188,7 @@ def _import_file(path: str, args: argparse.Namespace, behaviors) -> tuple[list, 
                 args.primary_judge,
                 behaviors,
                 args.risk_scorer,
+                strategy_key=args.strategy_key,
             )
     except (OSError, FileTooLarge) as exc:
         return [], [], [f"{path}: cannot read the file ({getattr(exc, 'strerror', None) or exc})"]

@@ -53,6 +53,7 @@ def import_documents(
     behaviors: Optional[dict[str, dict[str, str]]] = None,
     risk_scorer: Optional[str] = None,
     detected: Optional[tuple[Optional[str], Any]] = None,
+    strategy_key: Optional[str] = None,
 ) -> Imported:
     """Every run in another tool's file (promptfoo: one per model), the warnings and the problems. ``source``
     forces a reader: a file that is not of that format is a problem saying what it reads as. ``detected``: what
@@ -69,7 +70,7 @@ def import_documents(
             [side or Problem(label, "$", _unknown(data))],
         )
     try:
-        return _convert(found, parsed, data, label, primary_judge, behaviors, risk_scorer)
+        return _convert(found, parsed, data, label, primary_judge, behaviors, risk_scorer, strategy_key)
     except SHAPE_ERRORS as exc:
         return [], [], [shape_problem(label, NAMES[found], exc)]
 
@@ -94,6 +95,7 @@ def _convert(
     primary_judge: Optional[str],
     behaviors: Optional[dict[str, dict[str, str]]],
     risk_scorer: Optional[str],
+    strategy_key: Optional[str] = None,
 ) -> Imported:
     if found == "promptfoo":
         from reporting.importers.promptfoo import read_promptfoo
@@ -109,7 +111,7 @@ def _convert(
     elif found == "inspect":
         from reporting.importers.inspect_ai import read_inspect
 
-        document, warnings, problems = read_inspect(data, label, primary_judge, risk_scorer)
+        document, warnings, problems = read_inspect(data, label, primary_judge, risk_scorer, strategy_key)
     else:
         from reporting.importers.benchmarks import read_benchmark
 

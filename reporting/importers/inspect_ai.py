@@ -7,6 +7,11 @@ passes when that value is at least 0.5. A sample that raised, or that no scorer 
 file since Inspect 0.3.206 stores its members zstd-compressed (ZIP method 93), which Python's ``zipfile`` cannot
 read before 3.14: the members are read from the archive's own offsets and decompressed with ``zstandard``.
 A log without ``header.json`` (a killed process) is read from ``_journal/start.json`` and its samples.
+
+Each case keeps its sample's conversation (schema version 3, ``messages``: the system prompt, a chat-shaped
+input's earlier turns, the assistant's tool calls with their arguments and the tool results), the judged turn, the
+``limit`` the sample hit, how many times it was retried after an error (``retries``), the task as its ``plugin``
+and, when a metadata key is named, its ``strategy``. A scorer named as the risk scorer is read lower-is-better.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any, Optional
 
 from reporting.format.problems import Problem
 from reporting.format.strict_json import strict_loads
+from reporting.importers.conversations import TURN_CAP, chat_messages, last_user_text
 
 SEVERITIES = ("low", "medium", "high", "critical")
 LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -141,13 +147,116 @@ def _primary(log: dict[str, Any], chosen: Optional[str]) -> Optional[str]:
     return str(names[0]) if names else None
 
 
+ATTACHMENT = "attachment://"
+
+
+def _resolved(value: Any, attachments: dict[str, Any], depth: int = 0) -> Any:
+    """``value`` with Inspect's ``attachment://<hash>`` references (long texts a log stores once, in the sample's
+    ``attachments``) replaced by the text they name; a reference to nothing is left as written."""
+    if isinstance(value, str):
+        if value.startswith(ATTACHMENT) and isinstance(attachments.get(value[len(ATTACHMENT) :]), str):
+            return attachments[value[len(ATTACHMENT) :]]
+        return value
+    if depth > 8 or not attachments:
+        return value
+    if isinstance(value, list):
+        return [_resolved(v, attachments, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {k: _resolved(v, attachments, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _conversation(sample: dict[str, Any]) -> dict[str, Any]:
+    """The sample's turns as version 3 ``messages`` with the judged turn: ``messages`` (system prompt, a chat input's
+    earlier turns, tool calls and tool results), else the input alone (a sample that raised before any turn). A
+    tool result's error (``{type, message}``) is kept on its turn; a conversation cut at ``MAX_TURNS`` keeps its
+    length as ``turns_in_file`` and names no judged turn (the judged one is past the cut)."""
+    attachments = _obj(sample.get("attachments"))
+    raw = _list(sample.get("messages"))
+    if not raw:
+        given = sample.get("input")
+        raw = given if isinstance(given, list) else [{"role": "user", "content": given}] if given else []
+    raw = _resolved(raw, attachments)
+    messages, judged = chat_messages(raw)
+    found: dict[str, Any] = {}
+    if not messages:
+        return found
+    turns = [t for t in raw if isinstance(t, dict) and isinstance(t.get("role"), str)]
+    if len(turns) == len(messages):  # aligned: the tool results' errors, as Inspect gives them
+        for turn, message in zip(turns, messages):
+            error = turn.get("error")
+            if message["role"] == "tool" and isinstance(error, dict):
+                message["error"] = {
+                    k: str(error[k])[:TURN_CAP] for k in ("type", "message") if isinstance(error.get(k), str)
+                }
+    found["messages"] = messages
+    if len(turns) > len(messages):
+        found["turns_in_file"] = len(turns)
+        judged = None
+    if judged is not None:
+        found["judged_turn"] = judged
+    return found
+
+
+def _limit(value: Any) -> Optional[dict[str, Any]]:
+    """The limit a sample hit, as Inspect gives it: ``{type, limit, reason}`` (``type`` a text, else none)."""
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str) or not value["type"]:
+        return None
+    limit: dict[str, Any] = {"type": value["type"][:200]}
+    number = value.get("limit")
+    if isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number):
+        limit["limit"] = number
+    if isinstance(value.get("reason"), str):
+        limit["reason"] = value["reason"][:TURN_CAP]
+    return limit
+
+
+def _error_text(error: Any) -> str:
+    message = error.get("message") if isinstance(error, dict) else error
+    return str(message or "the sample raised an error")
+
+
+# The task's limits and error handling (eval.config), kept in the run's config: a case's ``limit`` and ``retries``
+# read against them.
+CONFIG_KEPT = (
+    "message_limit",
+    "token_limit",
+    "time_limit",
+    "working_limit",
+    "retry_on_error",
+    "fail_on_error",
+    "continue_on_fail",
+)
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, bool)) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _log_scorers(log: dict[str, Any], samples: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The scorers of the log, in its order: Inspect's results (one entry per score name), the samples' scores,
+    else the task's scorers."""
+    names = [s.get("name") for s in _list(_obj(log.get("results")).get("scores")) if isinstance(s, dict)]
+    names += [name for s in samples for name in _obj(s.get("scores"))]
+    if not [n for n in names if n]:
+        names = [s.get("name") for s in _list(_obj(log.get("eval")).get("scorers")) if isinstance(s, dict)]
+    return tuple(dict.fromkeys(str(n)[:200] for n in names if isinstance(n, str) and n))
+
+
 def _case(
-    sample: dict[str, Any], task: str, primary: Optional[str], risk_scorer: Optional[str] = None
+    sample: dict[str, Any],
+    task: str,
+    primary: Optional[str],
+    risk_scorer: Optional[str] = None,
+    scorers: tuple[str, ...] = (),
+    strategy_key: Optional[str] = None,
 ) -> dict[str, Any]:
     metadata = _obj(sample.get("metadata"))
     severity = str(metadata.get("severity") or "").lower()
     sid, epoch = sample.get("id"), sample.get("epoch", 1)
     output = _obj(sample.get("output"))
+    conversation = _conversation(sample)
+    user_turn = last_user_text(conversation["messages"]) if conversation else None
     case: dict[str, Any] = {
         "probe_id": f"{task}/{sid}#e{epoch}",
         "probe_group": f"{task}/{sid}",
@@ -155,26 +264,42 @@ def _case(
         "category": str(metadata.get("category") or task),
         "severity": severity if severity in SEVERITIES else "medium",
         "task": task,
-        "probe_input": _input_text(sample.get("input")),
+        "plugin": task,
+        "probe_input": user_turn if user_turn is not None else _input_text(sample.get("input")),
         "response": output.get("completion") if isinstance(output.get("completion"), str) else None,
+        **conversation,
     }
+    strategy = metadata.get(strategy_key) if strategy_key else None
+    if isinstance(strategy, (str, int, float)) and not isinstance(strategy, bool) and str(strategy):
+        case["strategy"] = str(strategy)[:200]
+    limit = _limit(sample.get("limit"))
+    if limit is not None:
+        case["limit"] = limit
+    retries = [r for r in _list(sample.get("error_retries")) if r]
+    if retries:  # retried after an error (retry_on_error): how often, and the errors it was retried after
+        case["retries"] = len(retries)
+        case["retry_errors"] = [_error_text(r)[:2000] for r in retries[:20]]
     scores = _obj(sample.get("scores"))
     verdicts: dict[str, dict[str, Any]] = {}
     for name, score in scores.items():
         score = score if isinstance(score, dict) else {"value": score}
         number = value_to_float(score.get("value"))
         explanation = score.get("explanation")
+        lower_is_better = str(name) == risk_scorer  # a risk: 1 is the worst
         verdicts[str(name)] = {
-            "passed": None if number is None else number >= 0.5,
+            "passed": None if number is None else (number < 0.5 if lower_is_better else number >= 0.5),
             "score": number,
             "explanation": explanation if isinstance(explanation, str) else None,
         }
-    if verdicts:
-        case["verdicts"] = verdicts
     error = sample.get("error")
     if error:
-        message = error.get("message") if isinstance(error, dict) else error
-        case.update(passed=None, risk_score=None, error=str(message or "the sample raised an error"))
+        message = _error_text(error)
+        for name in scorers:  # not scored: an error of every scorer of the log, as Inspect leaves it unscored
+            verdicts.setdefault(name, {"passed": None, "score": None, "explanation": f"error: {message}"[:2000]})
+    if verdicts:
+        case["verdicts"] = verdicts
+    if error:
+        case.update(passed=None, risk_score=None, error=message)
         return case
     verdict = verdicts.get(primary or "")
     number = verdict["score"] if verdict is not None else None
@@ -190,9 +315,15 @@ def _case(
 
 
 def read_inspect(
-    data: bytes, label: str, primary_judge: Optional[str] = None, risk_scorer: Optional[str] = None
+    data: bytes,
+    label: str,
+    primary_judge: Optional[str] = None,
+    risk_scorer: Optional[str] = None,
+    strategy_key: Optional[str] = None,
 ) -> tuple[Optional[dict[str, Any]], list[str], list[Problem]]:
-    """An Inspect log as a RunLens document (schema version 2), the warnings, and the problems."""
+    """An Inspect log as a RunLens document (schema version 3), the warnings, and the problems. ``risk_scorer``:
+    a numeric scorer whose value (1 = worst) is each case's risk and whose verdict is lower-is-better (passed
+    below 0.5); ``strategy_key``: the sample metadata key that names each case's attack strategy."""
     if data[:4] == b"PK\x03\x04":
         log, problems = _read_eval(data, label)
     else:
@@ -226,9 +357,10 @@ def read_inspect(
             "2: check the scores against Inspect's own."
         )
     primary = _primary(log, primary_judge)
-    cases = [_case(s, task, primary, risk_scorer) for s in samples]
+    scorers = _log_scorers(log, samples)
+    cases = [_case(s, task, primary, risk_scorer, scorers, strategy_key) for s in samples]
     problems.extend(_nonfinite_scores(label, samples, cases))
-    seen = sorted({name for c in cases for name in c.get("verdicts") or {}})
+    seen = sorted({str(name) for s in samples for name in _obj(s.get("scores"))})
     for option, name in (("--primary-judge", primary_judge), ("--risk-scorer", risk_scorer)):
         if name and name not in seen:
             problems.append(
@@ -238,8 +370,26 @@ def read_inspect(
                     f"{option} {name!r}: no sample has this scorer; scorers: {', '.join(seen) or 'none'}",
                 )
             )
+    keys = sorted({str(k) for s in samples for k in _obj(s.get("metadata"))})
+    if strategy_key and strategy_key not in keys:
+        problems.append(
+            Problem(
+                label,
+                "samples",
+                f"--strategy-key {strategy_key!r}: no sample's metadata has this key; keys: "
+                f"{', '.join(k[:80] for k in keys[:50]) or 'none'}",
+            )
+        )
     if problems:
         return None, warnings, problems
+    retried = [(c["probe_id"], c["retries"]) for c in cases if c.get("retries")]
+    if retried:
+        shown = ", ".join(f"{pid} {n}" for pid, n in retried[:10]) + (", ..." if len(retried) > 10 else "")
+        warnings.append(
+            f"Inspect: {len(retried)} sample(s) were retried after an error ({shown}; the count is each case's "
+            "'retries')."
+        )
+    config = _obj(ev.get("config"))
     run: dict[str, Any] = {
         "run_id": str(ev.get("run_id") or ev.get("eval_id") or os.path.basename(label)),
         "model": str(ev.get("model") or "unknown"),
@@ -247,7 +397,13 @@ def read_inspect(
         "config": {
             "primary_scorer": primary,
             "risk_scorer": risk_scorer,
-            "epochs": _obj(ev.get("config")).get("epochs"),
+            "strategy_key": strategy_key,
+            "epochs": config.get("epochs"),
+            "judge_directions": {
+                name: "lower_is_better" if name == risk_scorer else "higher_is_better"
+                for name in sorted({*scorers, *seen})
+            },
+            **{key: config[key] for key in CONFIG_KEPT if _scalar(config.get(key))},
         },
         "source": {
             "tool": "inspect",
@@ -267,7 +423,7 @@ def read_inspect(
             run["notes"] = " ".join(warnings)
     epochs = _obj(ev.get("config")).get("epochs")
     figures = {"inspect_results": results, "inspect_epochs": epochs}
-    document = {"schema_version": 2, "run": run, "cases": cases, "tool_figures": figures}
+    document = {"schema_version": 3, "run": run, "cases": cases, "tool_figures": figures}
     return document, warnings, problems
 
 
