@@ -8,7 +8,6 @@ import io
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
-from reporting.format.strict_json import strict_loads
 
 FORMATS = ("garak", "promptfoo", "inspect", "jailbreakbench", "harmbench")
 NAMES = {
@@ -144,6 +143,8 @@ def pick(documents: list[dict[str, Any]], label: str, model: Optional[str]) -> t
 def _unknown(data: bytes) -> str:
     """Why no reader recognised the file: broken JSON is said as such."""
     if data.lstrip()[:1] in (b"{", b"["):
+        from reporting.format.strict_json import strict_loads  # not at import: `--help` loads no pydantic
+
         _, problems = strict_loads("", data)
         if problems and problems[0].path == "$":
             return f"not valid JSON ({problems[0].message[:160]}), so no reader can recognise it"
