@@ -42,10 +42,10 @@ def test_confirm_overturn_and_sign_off_in_the_browser(tmp_path):
         page.get_by_label("Reviewer").fill("alice")
         page.keyboard.press("Enter")
         page.get_by_text("left in this queue for alice").wait_for(timeout=60000)  # the name has reached the server
-        page.get_by_text("p2 | c | low | judged fail").wait_for(timeout=60000)
+        page.get_by_text("probe p2  |  category c").wait_for(timeout=60000)
         page.get_by_role("button", name="Confirm").click()
         page.get_by_text("Recorded: p2 fail").wait_for(timeout=60000)
-        page.get_by_text("p3 | d | high | judged fail").wait_for(timeout=60000)
+        page.get_by_text("probe p3  |  category d").wait_for(timeout=60000)
         reason = page.get_by_label("Reason (required to overturn)")
         expect(reason).to_have_count(1, timeout=60000)  # the previous case's form has left the page after the rerun
         reason.fill(HOSTILE_REASON)
