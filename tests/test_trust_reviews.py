@@ -255,6 +255,8 @@ def test_point_11_unreadable_review_lines_forged_replaces_and_times_fail_closed(
     assert cli("check", run, "--min-pass-rate", "0.9").returncode == 0  # as judged: unchanged
     done = cli(*gate)
     assert done.returncode == 2 and "line 2" in done.stderr and "cannot be read" in done.stderr, done.stderr
+    reviews = load_reviews(read_run(run), None, run)  # the dashboard's figures as reviewed refuse it too
+    assert [p.path for p in reviews.blocking] == ["line 2"] and reviews.invalid == []
     trail.write_text(confirm + "{not a record\n" + confirm)  # a bad line in the middle: the same
     assert cli(*gate).returncode == 2
     trail.write_text(confirm)
