@@ -39,7 +39,7 @@ MAX_REASON = 2_000  # characters
 MAX_NAME = 100
 MAX_LINE = 64 * 1024  # bytes: a record longer than this is no record RunLens wrote
 SUFFIX = ".reviews.jsonl"
-UNREADABLE = "an incomplete record"  # how the problem of a line that cannot be read starts (Reviews.unreadable)
+UNREADABLE = "an incomplete record"  # how the problem of a line that cannot be read starts (Reviews.torn)
 EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
 
 
