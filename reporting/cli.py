@@ -376,16 +376,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             commands.SEVERITY_MAP = load_severity_map(args.severity_map)
         return func(args)
-    except BadInput as exc:
-        for line in exc.args:  # each message is one line: a newline in the data it names is shown escaped
+    except (BadInput, InputError, OutputError) as exc:  # every problem, one line each (a data newline escaped)
+        lines = exc.lines if isinstance(exc, InputError) else exc.args if isinstance(exc, BadInput) else [exc]
+        for line in lines:
             _err(one_line(line))
-        return EXIT_BAD_INPUT
-    except InputError as exc:  # a rubric, pattern or YAML file: every problem, one line each
-        for line in exc.lines:
-            _err(one_line(line))
-        return EXIT_BAD_INPUT
-    except OutputError as exc:
-        _err(one_line(exc))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _err("interrupted")
