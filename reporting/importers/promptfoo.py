@@ -4,8 +4,17 @@ One case per result (test x prompt x provider x repeat). A file that holds sever
 one per model: a verb that reads one run refuses such a file and names the models; ``import promptfoo FILE -o
 DIR`` writes one run per model. ``success`` is the primary verdict (in a red-team file, true means the target
 resisted); ``failureReason`` 2 is an error, not a failure (``error`` alone is not: promptfoo copies a grader's
-reason there). Each assertion (``gradingResult.componentResults``) is a verdict. The file's ``stats`` are kept
-and checked against the cases (docs/importers.md).
+reason there). Each assertion (``gradingResult.componentResults``) is a verdict, named by its metric (an
+assert-set's metric is in its ``metadata.assertionSet``), else by its test and type, so two tests' unnamed
+assertions are two judges. The file's ``stats`` are kept and checked against the cases (docs/importers.md).
+
+Schema version 3 (issue 32): each red-team case names its ``plugin`` (``pluginId``, whole) and ``strategy``
+(``strategyId``, ``basic`` when absent); its category is the plugin's RunLens family (``plugin_families.py``).
+Multi-turn strategies keep their conversation as ``messages`` (crescendo, GOAT, hydra, custom: the conversation
+promptfoo kept, ``response.metadata.messages``, else ``redteamHistory``) with the attack's figures under ``attack``;
+the iterative strategies (``jailbreak``, ``jailbreak:meta``, ``jailbreak:tree``) try single-turn attempts, not a
+chat: the judged attempt is kept as one user and one assistant turn. A chat-shaped prompt (``prompt.raw`` a JSON
+array of messages) is the conversation, the answer its last, judged, turn.
 """
 
 from __future__ import annotations
@@ -16,21 +25,14 @@ from typing import Any, Optional
 
 from reporting.format.problems import Problem
 from reporting.format.strict_json import strict_line, strict_loads, utf8_text
+from reporting.importers.conversations import MAX_TURNS, TURN_CAP, chat_messages, history_turns, last_user_text
+from reporting.importers.plugin_families import PLUGIN_SEVERITY, plugin_family
 
-# promptfoo's riskCategorySeverityMap for the plugins RunLens has seen; any other plugin: low (promptfoo's default).
-PLUGIN_SEVERITY = {
-    "intent": "high",
-    "pii:direct": "high",
-    "prompt-extraction": "medium",
-    "harmful:cybercrime": "low",
-    "harmful:chemical-biological-weapons": "high",
-    "harmful:child-exploitation": "critical",
-    "harmful:hate": "critical",
-    "harmful:self-harm": "critical",
-    "sql-injection": "high",
-}
 SEVERITIES = ("low", "medium", "high", "critical")
 REDACTED = "[REDACTED]"
+# Strategies whose history is a list of single-turn attempts ({prompt, output, score, graderPassed}), not a chat.
+ATTEMPT_STRATEGIES = frozenset({"jailbreak", "jailbreak:meta", "jailbreak:tree"})
+TEST_LABEL_CAP = 200  # characters of a test's description in the name of an unnamed assertion's judge
 
 
 KNOWN_VERSIONS = (2, 3)  # promptfoo's results.version values RunLens was checked against
@@ -108,18 +110,76 @@ class _Wrong(ValueError):
         self.field, self.message, self.got = field, message, got
 
 
-def _verdicts(components: Any) -> dict[str, dict[str, Any]]:
-    """One verdict per assertion metric (``componentResults``), named by its metric or type. Assertions that share
-    a metric are one judge's verdict, as promptfoo counts them under one metric: failed if any failed, else passed
-    if all passed, its score the lowest, its explanation every reason in order. Linear in the assertions (a name
-    is never grown to tell repeats apart, which made every later consumer of the names quadratic or worse)."""
+def _definition(assertion: dict[str, Any]) -> str:
+    return json.dumps(assertion, ensure_ascii=False, sort_keys=True)
+
+
+def _test_label(result: dict[str, Any]) -> str:
+    test = _obj(result.get("testCase"))
+    return str(test.get("description") or f"test-{result.get('testIdx')}")
+
+
+def _shared_assertions(results: list[dict[str, Any]]) -> frozenset[str]:
+    """The definitions of the assertions without a metric that every test of the file has (promptfoo's
+    ``defaultTest.assert``, which it copies into each test): one judge named by its type, not one per test."""
+    by_test: dict[str, set[str]] = {}
+    for result in results:
+        test = _obj(result.get("testCase"))
+        listed = test.get("assert")
+        if not isinstance(listed, list):
+            grading = _obj(result.get("gradingResult"))
+            components = grading.get("componentResults")
+            listed = [_obj(c).get("assertion") for c in components] if isinstance(components, list) else []
+        found = {_definition(a) for a in listed if isinstance(a, dict) and not a.get("metric") and a.get("type")}
+        label = _test_label(result)
+        by_test[label] = by_test[label] & found if label in by_test else found
+    sets = list(by_test.values())
+    return frozenset(set.intersection(*sets)) if sets else frozenset()
+
+
+def _judge_names(components: list[Any], test_label: str, shared: frozenset[str]) -> list[Optional[str]]:
+    """Each assertion's judge name (None for a component that is not an object). A metric names its judge (an
+    assert-set's metric is in ``metadata.assertionSet``; promptfoo counts it in ``namedScores``); an assert-set's
+    own assertions, which promptfoo repeats flat after the set, are ``{set}/{type}``; an assertion without a metric
+    that every test has (``defaultTest``) is its type; any other is ``{test}/{type}``: its test (description, else
+    ``test-{testIdx}``) tells it apart from the same type in another test."""
+    names: list[Optional[str]] = []
+    members: list[tuple[dict[str, Any], str]] = []  # the current set's own assertions still to come, in order
+    for component in components:
+        if not isinstance(component, dict):
+            names.append(None)
+            continue
+        if members and component == members[0][0]:
+            member_of = members.pop(0)[1]
+        else:
+            member_of, members = None, []
+        assertion = _obj(component.get("assertion"))
+        in_set = _obj(_obj(component.get("metadata")).get("assertionSet"))
+        metric = assertion.get("metric") if assertion else in_set.get("metric")
+        kind = assertion.get("type") if assertion else in_set.get("type")
+        if isinstance(metric, str) and metric:
+            name = metric
+        else:
+            kind = kind if isinstance(kind, str) and kind else "assertion"
+            every_test = not member_of and bool(assertion) and _definition(assertion) in shared
+            name = kind if every_test else f"{member_of or test_label}/{kind}"
+        names.append(name)
+        inner = component.get("componentResults")
+        if isinstance(inner, list) and (in_set or not assertion):
+            members = [(c, name) for c in inner if isinstance(c, dict)]
+    return names
+
+
+def _verdicts(components: Any, test_label: str, shared: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """One verdict per judge (``componentResults``, named by ``_judge_names``). Assertions of one case that share a
+    name are one judge's verdict, as promptfoo counts a metric: failed if any failed, else passed if all passed,
+    its score the lowest, its explanation every reason in order. Linear in the assertions (a name is never grown
+    to tell repeats apart, which made every later consumer of the names quadratic or worse)."""
     if components is not None and not isinstance(components, list):
         raise _Wrong("gradingResult.componentResults", "must be an array of assertion results", components)
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for component in components or ():
-        if isinstance(component, dict):
-            assertion = _obj(component.get("assertion"))
-            name = str(assertion.get("metric") or assertion.get("type") or "assertion")
+    for component, name in zip(components or (), _judge_names(components or [], test_label, shared)):
+        if name is not None:
             grouped.setdefault(name, []).append(component)
     verdicts: dict[str, dict[str, Any]] = {}
     for name, group in grouped.items():
@@ -137,39 +197,177 @@ def _verdicts(components: Any) -> dict[str, dict[str, Any]]:
     return verdicts
 
 
-def _case(result: dict[str, Any]) -> dict[str, Any]:
+def _number(value: Any) -> Optional[float]:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _prefixed(meta: dict[str, Any], suffix: str) -> Any:
+    """A strategy's own counter (``crescendoRoundsCompleted``, ``hydraBacktrackCount``, ``customRoundsCompleted``)."""
+    for key, value in meta.items():
+        if key.endswith(suffix) and _number(value) is not None:
+            return value
+    return None
+
+
+def _attempt_turns(
+    attempts: list[Any], meta: dict[str, Any], answer: Optional[str], prompt: Any
+) -> tuple[list[dict[str, Any]], Optional[int], dict[str, Any]]:
+    """An iterative strategy's judged attempt as one user and one assistant turn, and the attack's figures. The
+    judged attempt is the one whose output is the result's answer: the last the grader failed, else the first that
+    reached the highest score, else the last; without one, the final prompt promptfoo names and the answer."""
+    nodes = [a for a in attempts if isinstance(a, dict)]
+    same = [i for i, a in enumerate(nodes) if answer is not None and _text(a.get("output")) == answer]
+    best = _number(meta.get("highestScore"))
+    judged = next((i for i in reversed(same) if nodes[i].get("graderPassed") is False), None)
+    if judged is None:
+        judged = next((i for i in same if best is not None and _number(nodes[i].get("score")) == best), None)
+    if judged is None and same:
+        judged = same[-1]
+    attack: dict[str, Any] = {
+        "shape": "attempts",
+        "attempts": meta["attempts"] if _number(meta.get("attempts")) is not None else len(nodes),
+        "attempts_in_file": len(nodes),
+        "judged_attempt": judged + 1 if judged is not None else None,
+        "highest_score": best,
+        "stop_reason": meta.get("stopReason") if isinstance(meta.get("stopReason"), str) else None,
+    }
+    if _number(meta.get("finalIteration")) is not None:
+        attack["final_iteration"] = meta["finalIteration"]
+    extra: dict[str, Any] = {}
+    if judged is not None:
+        node = nodes[judged]
+        prompt = node.get("prompt")
+        # The attempt's own fields, kept on its answer: its node id and depth in the tree, the attacker's judge
+        # score, the grader's verdict.
+        for key, name, kinds in (
+            ("id", "id", (str,)),
+            ("depth", "depth", (int,)),
+            ("score", "score", (int, float)),
+            ("graderPassed", "grader_passed", (bool,)),
+        ):
+            value = node.get(key)
+            if isinstance(value, kinds) and (key == "graderPassed" or not isinstance(value, bool)):
+                extra[name] = value[:200] if isinstance(value, str) else value
+    if answer is None or not isinstance(prompt, str):
+        return [], None, attack
+    messages, _ = chat_messages([{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}])
+    messages[1].update(extra)
+    return messages, 1, attack
+
+
+def _conversation(
+    result: dict[str, Any], strategy: Optional[str], answer: Optional[str]
+) -> tuple[list[dict[str, Any]], Optional[int], Optional[dict[str, Any]], int]:
+    """(messages, judged turn, the attack's figures or None, turns in the file) of one result."""
+    response = _obj(result.get("response"))
+    meta = _obj(response.get("metadata"))
+    tree, history, kept = meta.get("redteamTreeHistory"), meta.get("redteamHistory"), meta.get("messages")
+    if isinstance(tree, list) or (strategy in ATTEMPT_STRATEGIES and isinstance(history, list)):
+        attempts: list[Any] = tree if isinstance(tree, list) else history if isinstance(history, list) else []
+        final = meta.get("redteamFinalPrompt") or response.get("prompt")
+        messages, judged, attack = _attempt_turns(attempts, meta, answer, final)
+        return messages, judged, attack, len(messages)
+    if isinstance(kept, list) or isinstance(history, list):
+        messages, _ = chat_messages(kept if isinstance(kept, list) else ())
+        in_file = len(kept) if isinstance(kept, list) else 0
+        if not messages and isinstance(history, list):
+            messages, _ = history_turns(history)
+            in_file = 2 * len(history)
+        attack = {
+            "shape": "conversation",
+            "rounds": _prefixed(meta, "RoundsCompleted"),
+            "backtracks": _prefixed(meta, "BacktrackCount"),
+            "stop_reason": meta.get("stopReason") if isinstance(meta.get("stopReason"), str) else None,
+            "successful_attacks": _number(meta.get("totalSuccessfulAttacks")),
+        }
+        judged = None
+        if messages and answer is not None:
+            last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None)
+            if last is not None and last == len(messages) - 1 and messages[last]["content"] == answer[:TURN_CAP]:
+                judged = last
+            else:
+                # The answer promptfoo judged is not a turn of the conversation it kept: the answer to a turn the
+                # attack backtracked (crescendo and hydra remove a refused turn; its prompt is not in the file).
+                extra, _ = chat_messages([{"role": "assistant", "content": answer}])
+                messages.append({**extra[0], "backtracked": True})
+                judged = len(messages) - 1
+        return messages, judged, {k: v for k, v in attack.items() if v is not None}, in_file
+    turns = _chat_prompt(_obj(result.get("prompt")).get("raw"))
+    if turns is None:
+        return [], None, None, 0
+    messages, _ = chat_messages(turns)
+    judged = None
+    if messages and answer is not None and result.get("failureReason") != 2:
+        extra, _ = chat_messages([{"role": "assistant", "content": answer}])
+        messages.append(extra[0])
+        judged = len(messages) - 1
+    return messages, judged, None, len(turns) + (judged is not None)
+
+
+def _chat_prompt(raw: Any) -> Optional[list[Any]]:
+    """A chat-shaped prompt: ``prompt.raw`` the JSON text of an array of ``{role, content}`` messages."""
+    if not isinstance(raw, str) or not raw.lstrip().startswith("["):
+        return None
+    try:
+        turns = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(turns, list) or not turns:
+        return None
+    if not all(isinstance(t, dict) and isinstance(t.get("role"), str) for t in turns):
+        return None
+    return turns
+
+
+def _case(result: dict[str, Any], shared: frozenset[str] = frozenset()) -> dict[str, Any]:
     metadata = _obj(result.get("metadata"))
     test = _obj(result.get("testCase"))
     plugin = metadata.get("pluginId")
     if plugin is not None and not isinstance(plugin, str):
         raise _Wrong("metadata.pluginId", "must be text (the red-team plugin's id)", plugin)
-    strategy = metadata.get("strategyId") or "basic"
+    named_strategy = metadata.get("strategyId")
+    if named_strategy is not None and not isinstance(named_strategy, str):
+        raise _Wrong("metadata.strategyId", "must be text (the red-team strategy's id)", named_strategy)
+    strategy = named_strategy or ("basic" if plugin else None)
     t, p = result.get("testIdx"), result.get("promptIdx")
-    base = f"{plugin}/{strategy}" if plugin else str(test.get("description") or f"test-{t}")
+    test_label = _test_label(result)
+    base = f"{plugin}/{strategy}" if plugin else test_label
     prompt = _obj(result.get("prompt"))
     response = _obj(result.get("response"))
     vars_ = _obj(result.get("vars"))
-    final = (
-        (response.get("metadata") or {}).get("redteamFinalPrompt")
-        if isinstance(response.get("metadata"), dict)
-        else None
-    )
+    final = _obj(response.get("metadata")).get("redteamFinalPrompt")
     probe_input = final or prompt.get("raw") or vars_.get("prompt")
+    answer = _text(response.get("output"))
+    messages, judged_turn, attack, in_file = _conversation(result, strategy, answer)
+    if messages:
+        probe_input = last_user_text(messages) or probe_input
     if probe_input == REDACTED and metadata.get("originalText"):
         probe_input = f"{REDACTED} (promptfoo redacted it; the attack before encoding: {metadata['originalText']})"
     grading = _obj(result.get("gradingResult"))
-    verdicts = _verdicts(grading.get("componentResults"))
+    verdicts = _verdicts(grading.get("componentResults"), test_label[:TEST_LABEL_CAP], shared)
     failing = [name for name, verdict in verdicts.items() if verdict["passed"] is False]
     case: dict[str, Any] = {
         "probe_id": f"{base}#t{t}.p{p}",
         "probe_group": f"{base}#p{p}",
         "source_id": str(result.get("id")) if result.get("id") is not None else None,
-        "category": str(metadata.get("category") or (plugin.split(":")[0] if plugin else "promptfoo")),
+        "category": str(metadata.get("category") or plugin_family(plugin) or "promptfoo"),
         "severity": _severity(metadata, plugin),
         "task": metadata.get("goal") or test.get("description") or metadata.get("originalText"),
         "probe_input": _text(probe_input),
-        "response": _text(response.get("output")),
+        "response": answer,
     }
+    if plugin:
+        case["plugin"] = plugin
+    if strategy:
+        case["strategy"] = strategy
+    if messages:
+        case["messages"] = messages
+        if judged_turn is not None:
+            case["judged_turn"] = judged_turn
+        if in_file > MAX_TURNS:
+            case["turns_in_file"] = in_file
+    if attack:
+        case["attack"] = attack
     if verdicts:
         case["verdicts"] = verdicts
     if result.get("failureReason") == 2:
@@ -185,7 +383,7 @@ def _case(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_promptfoo(data: bytes, label: str) -> tuple[list[dict[str, Any]], list[str], list[Problem]]:
-    """One RunLens document (schema version 2) per model in the file, the warnings and the problems."""
+    """One RunLens document (schema version 3) per model in the file, the warnings and the problems."""
     top, results, problems = _parse(data, label)
     if not results:
         if not problems:
@@ -197,9 +395,10 @@ def read_promptfoo(data: bytes, label: str) -> tuple[list[dict[str, Any]], list[
     config: dict[str, Any] = top["config"] if isinstance(top.get("config"), dict) else {}
     stem = os.path.basename(label).split(".")[0]
     by_model: dict[str, list[dict[str, Any]]] = {}
+    shared = _shared_assertions(results)
     for index, result in enumerate(results):
         try:
-            by_model.setdefault(_model(result), []).append(_case(result))
+            by_model.setdefault(_model(result), []).append(_case(result, shared))
         except _Wrong as wrong:
             where = f"results.results[{index}]" if top else f"results[{index}]"
             problems.append(Problem(label, f"{where}.{wrong.field}", wrong.message, wrong.got))
@@ -232,7 +431,7 @@ def read_promptfoo(data: bytes, label: str) -> tuple[list[dict[str, Any]], list[
             run["notes"] = " ".join(warnings)
         documents.append(
             {
-                "schema_version": 2,
+                "schema_version": 3,
                 "run": run,
                 "cases": cases,
                 "tool_figures": {"promptfoo_stats": body.get("stats"), "promptfoo_models": list(by_model)},
