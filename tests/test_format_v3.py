@@ -146,3 +146,20 @@ def test_the_strategy_filter_and_the_text_search_read_strategies_and_turns(tmp_p
     agent = reporting.read_run(FIXTURES / "v3.json")
     called = reporting.build_report(agent, filters=Filters(text="attacker@evil"), with_observability=False)
     assert list(called.frame["probe_id"]) == ["agent#0"]  # in a tool result and a tool call's arguments
+
+
+def test_a_conversation_survives_the_parquet_case_table(tmp_path):
+    """recompute --format parquet keeps every version 3 field (they ride in the table's extra JSON, the table says
+    it is version 3); a table written before version 3 still reads its extras as extras."""
+    assert main(["recompute", str(FIXTURES / "v3.json"), "--format", "parquet", "-o", str(tmp_path / "r.json")]) == 0
+    again = reporting.read_run(tmp_path / "r.parquet")
+    original = reporting.read_run(FIXTURES / "v3.json")
+    for a, b in zip(again.cases, original.cases):
+        assert (a.messages, a.judged_turn, a.strategy, a.plugin, a.limit) == (
+            b.messages,
+            b.judged_turn,
+            b.strategy,
+            b.plugin,
+            b.limit,
+        )
+    assert reporting.aggregate_metrics(again)["by_strategy"] == reporting.aggregate_metrics(original)["by_strategy"]

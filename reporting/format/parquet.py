@@ -21,6 +21,10 @@ from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS, weighted_risk
 
 RUN_METADATA_KEY = b"runlens.run"
 TOOL_FIGURES_KEY = b"runlens.tool_figures"
+SCHEMA_VERSION_KEY = b"runlens.schema_version"  # absent: a table written before version 3 (read as version 2)
+# Version 3 fields ride in ``extra`` (as JSON, beside the case's own extra fields) under their own names; a table
+# that says it is version 3 reads them back as those fields.
+V3_FIELDS = ("messages", "judged_turn", "strategy", "plugin", "limit")
 # Column -> Arrow type name of the case table, in order; SQL over the store reads these names.
 CASE_COLUMNS = {
     "run_key": "string",
@@ -102,16 +106,29 @@ def case_table(run: RunReport, key: Optional[str] = None):
                 {"judge": judge, "passed": v.passed, "score": v.score, "explanation": v.explanation}
                 for judge, v in case.verdicts.items()
             ],
-            "extra": json.dumps(case.__pydantic_extra__) if case.__pydantic_extra__ else None,
+            "extra": _extra_json(case),
         }
         for name in CASE_COLUMNS:
             columns[name].append(row[name])
     schema = pa.schema([(name, _arrow_type(kind)) for name, kind in CASE_COLUMNS.items()])
-    metadata = {RUN_METADATA_KEY: json.dumps(run.run.model_dump(mode="json", exclude_none=True)).encode()}
+    metadata = {
+        RUN_METADATA_KEY: json.dumps(run.run.model_dump(mode="json", exclude_none=True)).encode(),
+        SCHEMA_VERSION_KEY: b"3",
+    }
     tool_figures = (run.model_extra or {}).get("tool_figures")
     if tool_figures:  # the producing tool's own figures, so drift against them survives the conversion
         metadata[TOOL_FIGURES_KEY] = json.dumps(tool_figures).encode()
     return pa.table(columns, schema=schema).replace_schema_metadata(metadata)
+
+
+def _extra_json(case: Any) -> Optional[str]:
+    """The case's own extra fields and its version 3 fields, as one JSON object (None when it has neither)."""
+    extra = dict(case.__pydantic_extra__ or {})
+    for name in V3_FIELDS:
+        value = getattr(case, name)
+        if value is not None:
+            extra[name] = case.model_dump(mode="json", include={name}, exclude_none=True)[name]
+    return json.dumps(extra) if extra else None
 
 
 def write_case_table(table, path: Union[str, Path]) -> None:
@@ -140,7 +157,8 @@ def write_case_table(table, path: Union[str, Path]) -> None:
 
 
 def read_parquet_document(data: bytes, label: str) -> tuple[Optional[dict[str, Any]], list[Problem]]:
-    """A Parquet case table as a RunLens document (schema version 2), or the problems that stop it.
+    """A Parquet case table as a RunLens document (schema version 3, or 2 for a table written before it), or the
+    problems that stop it.
 
     The footer's rows, values and uncompressed sizes are checked against the expansion limits before a page is
     read; text columns are read as dictionaries and their expanded size counted before any row is made (a small
@@ -255,7 +273,8 @@ def _document(table, label: str) -> tuple[Optional[dict[str, Any]], list[Problem
             if isinstance(extra, dict):
                 case = {**{k: v for k, v in extra.items() if k not in case}, **case}
         cases.append(case)
-    document: dict[str, Any] = {"schema_version": 2, "run": header, "cases": cases}
+    version = 3 if metadata.get(SCHEMA_VERSION_KEY) == b"3" else 2
+    document: dict[str, Any] = {"schema_version": version, "run": header, "cases": cases}
     if TOOL_FIGURES_KEY in metadata:
         figures = _json(label, "metadata.runlens.tool_figures", metadata[TOOL_FIGURES_KEY], problems)
         if figures is not None:
