@@ -20,6 +20,7 @@ from reporting.analysis.grouping import Groups, probe_keys, severity_codes
 from reporting.analysis.judges import judge_agreement, judge_figures, judges_not_paired, verdicts_by_judge
 from reporting.analysis.repetitions import repetition_figures
 from reporting.analysis.stats import LOW_N, mean_interval, weighted_wilson, wilson
+from reporting.analysis.strategies import by_strategy, by_strategy_category, user_turns
 from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, Case, RunReport
 from reporting.format.severity import weighted_risk
 
@@ -47,6 +48,11 @@ FRAME_COLUMNS = (
     "extra",
     "has_conversation",  # the case carries a multi-turn conversation: the self-contradiction rubric applies
     "probe_key",  # the repetition key (probe_group, else probe_id) as an integer, in order of first appearance
+    "strategy",  # the attack strategy (schema version 3), None where the case names none
+    "plugin",
+    "messages",  # the case's own turns (a reference, not a copy), None without a conversation
+    "judged_turn",
+    "user_turns",  # user turns up to the judged turn: the turns a multi-turn attack took
 )
 
 
@@ -117,6 +123,9 @@ def _cases_frame(all_cases: list[Case], positions: Optional[list[int]] = None) -
     data["extra"] = _column("extra", extras, n)
     data["has_conversation"] = _derive_self_contradiction(data["detected_failure_modes"], extras)
     data["probe_key"] = probe_keys(data["probe_id"], data["probe_group"])
+    data["user_turns"] = np.fromiter(
+        (user_turns(m, j) if m else 0 for m, j in zip(data["messages"], data["judged_turn"])), dtype=np.int64, count=n
+    )
     frame = pd.DataFrame(data, copy=False)
     if positions is not None:
         frame.index = pd.Index(positions, dtype=np.int64)
@@ -385,4 +394,6 @@ def aggregate_metrics(run_or_frame: Union[RunReport, pd.DataFrame], errors: Opti
         "judge_agreement": judge_agreement(frame, by_judge),
         "judges_not_paired": judges_not_paired(frame, by_judge),
         "repetitions": repetition_figures(frame),
+        "by_strategy": by_strategy(frame),
+        "by_strategy_category": by_strategy_category(frame),
     }
