@@ -163,3 +163,22 @@ def test_a_conversation_survives_the_parquet_case_table(tmp_path):
             b.limit,
         )
     assert reporting.aggregate_metrics(again)["by_strategy"] == reporting.aggregate_metrics(original)["by_strategy"]
+
+
+def test_a_case_not_evaluated_is_an_error_of_every_judge_that_was_to_judge_it(tmp_path):
+    """By hand: judge j passed a, failed b, and could not judge c (the sample errored): n 3, 1 passed, 1 failed,
+    1 error, pass rate 1/2 over what it judged; the same through build_report (the dashboard's and HTML's path)."""
+    cases = [
+        {"probe_id": "a", "category": "c", "severity": "low", "passed": True, "risk_score": 0.0,
+         "verdicts": {"j": {"passed": True, "score": 1.0}}},
+        {"probe_id": "b", "category": "c", "severity": "low", "passed": False, "risk_score": 1.0,
+         "verdicts": {"j": {"passed": False, "score": 0.0}}},
+        {"probe_id": "c", "category": "c", "severity": "low", "passed": None, "risk_score": None,
+         "error": "the sample raised", "verdicts": {"j": {"passed": None, "explanation": "the sample raised"}}},
+    ]  # fmt: skip
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps({"schema_version": 3, "run": {"run_id": "e"}, "cases": cases}))
+    run = reporting.read_run(path)
+    for metrics in (reporting.aggregate_metrics(run), reporting.build_report(run, with_observability=False).metrics):
+        j = metrics["judges"]["j"]
+        assert (j["n"], j["passed"], j["failed"], j["errors"], j["pass_rate"]) == (3, 1, 1, 1, 0.5)

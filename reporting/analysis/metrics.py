@@ -367,15 +367,28 @@ def category_ranking(categories: dict[str, dict[str, Any]]) -> list[dict[str, An
     return sorted(ranked, key=lambda r: (-(r["risk_mean"] or 0.0), r["category"]))
 
 
-def aggregate_metrics(run_or_frame: Union[RunReport, pd.DataFrame], errors: Optional[int] = None) -> dict[str, Any]:
+def aggregate_metrics(
+    run_or_frame: Union[RunReport, pd.DataFrame],
+    errors: Optional[int] = None,
+    error_cases: Optional[pd.DataFrame] = None,
+) -> dict[str, Any]:
     """All run-level figures of docs/metrics.md, recomputed from the cases. Rates are over evaluated cases;
-    ``errors`` counts the cases not evaluated (from the run itself when a run is given)."""
+    ``errors`` counts the cases not evaluated (from the run itself when a run is given). ``error_cases``: those
+    cases (``error_frame``), whose judges' verdicts count as each judge's errors (a sample that errored is an
+    error of every scorer that was to judge it)."""
     frame = as_frame(run_or_frame)
-    if errors is None:
-        errors = sum(1 for c in run_or_frame.cases if c.passed is None) if isinstance(run_or_frame, RunReport) else 0
+    if isinstance(run_or_frame, RunReport) and (errors is None or error_cases is None):
+        error_cases = error_frame(run_or_frame)
+        errors = len(error_cases)
+    errors = errors or 0
     groups = Groups(frame["category"])  # once, for the count of categories and the figures of each
     categories = by_category(frame, groups)
     by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
+    judged = by_judge
+    if error_cases is not None and len(error_cases):
+        judged = {name: dict(verdicts) for name, verdicts in by_judge.items()}
+        for name, verdicts in verdicts_by_judge(error_cases).items():
+            judged.setdefault(name, {}).update(verdicts)
     every = len(frame) + errors
     return {
         "counts": counts(frame, errors, groups),
@@ -390,7 +403,7 @@ def aggregate_metrics(run_or_frame: Union[RunReport, pd.DataFrame], errors: Opti
         "indices": indices(frame),
         "worst_cases": worst_cases(frame),
         "category_ranking": category_ranking(categories),
-        "judges": judge_figures(frame, by_judge),
+        "judges": judge_figures(frame, judged),
         "judge_agreement": judge_agreement(frame, by_judge),
         "judges_not_paired": judges_not_paired(frame, by_judge),
         "repetitions": repetition_figures(frame),

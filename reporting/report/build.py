@@ -26,7 +26,7 @@ def make_run_data(result: LoadResult) -> RunData:
         return RunData(result, frame, aggregate_metrics(frame), (), (), error_frame(empty))
     frame = cases_frame(result.run)
     errors = error_frame(result.run)
-    full = aggregate_metrics(frame, errors=len(errors))
+    full = aggregate_metrics(frame, errors=len(errors), error_cases=errors)
     return RunData(result, frame, full, drift(result.run, frame, full), tuple(sorted(full["failure_modes"])), errors)
 
 
@@ -74,7 +74,7 @@ def build_report(
         if filters.active:
             frame = filters.apply(data.frame)
             errors = filters.apply_errors(data.errors)
-            metrics: Mapping[str, Any] = aggregate_metrics(frame, errors=len(errors))
+            metrics: Mapping[str, Any] = aggregate_metrics(frame, errors=len(errors), error_cases=errors)
         else:
             frame, metrics, errors = data.frame, data.metrics, data.errors
         report = Report(
