@@ -9,12 +9,14 @@ refusal-prefix matcher, held-out JailbreakBench attack methods, calibration, thr
 - Held-out attack methods: trained on GPTFuzz and one JailbreakBench method, tested on the other.
 - Calibration: out-of-fold predicted risk in ten bins against the observed share of harmful responses.
 - Throughput: ``judge_many`` on one core over the training responses; worst case: the scorer's adversarial
-  corpus at 100 KB, milliseconds per 100 KB (target: at most 50).
+  corpus at 10 KB, 100 KB and 1 MB, CPU milliseconds per 100 KB (target: at most 50), against the judge's CPU
+  milliseconds per 100 KB of the training responses in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -168,6 +170,14 @@ def main() -> None:
         for request, response in zip(requests, responses):
             evaluate_response({"id": "x", "category": None, "task": request}, response)
         floor = max(floor, len(responses) / (time.perf_counter() - start))
+    # The worst case and its floor in CPU time of this thread: on a shared machine wall time swings by x2.
+    clock = time.thread_time
+    cpu_floor = float("inf")
+    for _ in range(3):  # the floor: the learned judge on the normal (training) responses, CPU ms per 100 KB
+        start = clock()
+        judge_many(requests, responses, model)
+        cpu_floor = min(cpu_floor, clock() - start)
+    cpu_floor *= 1000 * 100_000 / sum(map(len, responses))
     lines += [
         "",
         f"Throughput: {best:,.0f} responses per second on one core (`judge_many`, 2,000 training responses, best "
@@ -175,10 +185,13 @@ def main() -> None:
         f"{best / floor:.2f}: the rules' signals are features, so the rule scorer is the floor).",
         "",
         "Worst case: each text of the scorer's adversarial corpus (`reporting/scoring/adversarial.py`) judged alone, "
-        "best of 2, in ms per 100 KB (target: at most 50); the rule scorer alone on the same texts beside it.",
+        "best of 2, in CPU ms per 100 KB (`time.thread_time`; target: at most 50); the rule scorer alone on the same "
+        f"texts beside it. Floor, same run and clock: the judge on the 2,000 training responses, {cpu_floor:.1f} CPU "
+        "ms per 100 KB.",
         "",
-        "| response size | texts | learned worst ms per 100 KB | worst text | median | rules alone worst |",
-        "|---:|---:|---:|---|---:|---:|",
+        "| response size | texts | learned worst ms per 100 KB | worst text | median | worst / normal "
+        "| rules alone worst |",
+        "|---:|---:|---:|---|---:|---:|---:|",
     ]
     overall = 0.0
     for size in (10_000, 100_000, 1_000_000):
@@ -186,12 +199,12 @@ def main() -> None:
         for name, text in corpus(size).items():
             took, rules_took = [], []
             for _ in range(2):
-                start = time.perf_counter()
+                start = clock()
                 judge_many(["a request"], [text], model)
-                took.append(time.perf_counter() - start)
-                start = time.perf_counter()
+                took.append(clock() - start)
+                start = clock()
                 evaluate_response({"id": "x", "category": None, "task": "a request"}, text)
-                rules_took.append(time.perf_counter() - start)
+                rules_took.append(clock() - start)
             per = 1000 * 100_000 / max(1, len(text))
             worst.append((min(took) * per, name))
             rules_worst.append(min(rules_took) * per)
@@ -199,9 +212,14 @@ def main() -> None:
         overall = max(overall, worst[0][0])
         lines.append(
             f"| {size:,} | {len(worst)} | {worst[0][0]:.1f} | {worst[0][1]} | "
-            f"{np.median([w for w, _ in worst]):.1f} | {max(rules_worst):.1f} |"
+            f"{np.median([w for w, _ in worst]):.1f} | {worst[0][0] / cpu_floor:.2f} | {max(rules_worst):.1f} |"
         )
-    lines += ["", f"Worst over all sizes: {overall:.1f} ms per 100 KB ({'met' if overall <= 50 else 'MISSED'})."]
+    lines += [
+        "",
+        f"Worst over all sizes: {overall:.1f} ms per 100 KB ({'met' if overall <= 50 else 'MISSED'} the 50 ms "
+        f"target), x{overall / cpu_floor:.2f} the judge's cost per byte of normal responses in the same run. "
+        f"Load average (1 minute) at the end of the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.",
+    ]
     from _results import write_section
 
     write_section("judge", "\n".join(lines))
