@@ -12,6 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, Optional
 
+import numpy as np
+
 FOLD = 2_000  # characters of a turn shown before the rest is folded away
 ROLES = {"system": "System", "user": "User", "assistant": "Assistant", "tool": "Tool result"}
 
@@ -85,7 +87,7 @@ def print_conversations(frame: Any, order: Any, cap: int = PRINT_CONVERSATION_CA
         return {"cases": [], "total": 0, "cap": cap}
     chosen = frame.iloc[order]
     failing = chosen[~chosen["passed"].to_numpy(dtype=bool)]
-    with_turns = failing[[bool(m) for m in failing["messages"]]]
+    with_turns = failing[np.fromiter((bool(m) for m in failing["messages"]), dtype=bool, count=len(failing))]
     cases = [
         {
             "probe_id": probe_id,
