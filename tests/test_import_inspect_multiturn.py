@@ -218,3 +218,20 @@ def test_a_tool_results_error_and_attachments_are_kept(tmp_path):
     path = tmp_path / "attached.json"
     path.write_text(json.dumps(data))
     assert case(reporting.read_run(path), "inj-02").messages[1].content == text
+
+
+def test_attachment_references_cannot_expand_a_sample_beyond_its_budget(tmp_path):
+    """An attachment of 200 KB referenced by 400 turns would put 80 MB in one sample; references past twice the
+    attachments' size and a megabyte are left as written, so the import stays within a bounded size."""
+    document = log()
+    sample = document["samples"][0]
+    sample["attachments"] = {"big": "x" * 200_000}
+    sample["messages"] = [{"role": "user", "content": "attachment://big"} for _ in range(400)]
+    source = tmp_path / "bomb.json"
+    source.write_text(json.dumps(document))
+    out = tmp_path / "out.json"
+    assert main(["import", str(source), "-o", str(out)]) == 0
+    case = next(c for c in json.loads(out.read_text())["cases"] if c.get("messages") and len(c["messages"]) == 400)
+    expanded = [m["content"] for m in case["messages"] if m["content"] != "attachment://big"]
+    assert 1 <= len(expanded) <= (2 * 200_000 + (1 << 20)) // 200_000  # 7 references resolved, the rest as written
+    assert out.stat().st_size < 5_000_000

@@ -23,19 +23,21 @@ from typing import Any, Optional
 
 from reporting.format.problems import Problem
 from reporting.format.strict_json import strict_loads
-from reporting.importers.conversations import TURN_CAP, chat_messages, last_user_text
+from reporting.importers.conversations import last_user_text
+from reporting.importers.inspect_samples import (
+    CONFIG_KEPT,
+    _conversation,
+    _error_text,
+    _limit,
+    _list,
+    _log_scorers,
+    _obj,
+    _scalar,
+)
 
 SEVERITIES = ("low", "medium", "high", "critical")
 LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _nonfinite_scores(label: str, samples: list[dict[str, Any]], cases: list[dict[str, Any]]) -> list[Problem]:
@@ -145,102 +147,6 @@ def _primary(log: dict[str, Any], chosen: Optional[str]) -> Optional[str]:
     scores = _list(_obj(log.get("results")).get("scores"))
     names += [s.get("name") for s in scores if isinstance(s, dict) and s.get("name")]
     return str(names[0]) if names else None
-
-
-ATTACHMENT = "attachment://"
-
-
-def _resolved(value: Any, attachments: dict[str, Any], depth: int = 0) -> Any:
-    """``value`` with Inspect's ``attachment://<hash>`` references (long texts a log stores once, in the sample's
-    ``attachments``) replaced by the text they name; a reference to nothing is left as written."""
-    if isinstance(value, str):
-        if value.startswith(ATTACHMENT) and isinstance(attachments.get(value[len(ATTACHMENT) :]), str):
-            return attachments[value[len(ATTACHMENT) :]]
-        return value
-    if depth > 8 or not attachments:
-        return value
-    if isinstance(value, list):
-        return [_resolved(v, attachments, depth + 1) for v in value]
-    if isinstance(value, dict):
-        return {k: _resolved(v, attachments, depth + 1) for k, v in value.items()}
-    return value
-
-
-def _conversation(sample: dict[str, Any]) -> dict[str, Any]:
-    """The sample's turns as version 3 ``messages`` with the judged turn: ``messages`` (system prompt, a chat input's
-    earlier turns, tool calls and tool results), else the input alone (a sample that raised before any turn). A
-    tool result's error (``{type, message}``) is kept on its turn; a conversation cut at ``MAX_TURNS`` keeps its
-    length as ``turns_in_file`` and names no judged turn (the judged one is past the cut)."""
-    attachments = _obj(sample.get("attachments"))
-    raw = _list(sample.get("messages"))
-    if not raw:
-        given = sample.get("input")
-        raw = given if isinstance(given, list) else [{"role": "user", "content": given}] if given else []
-    raw = _resolved(raw, attachments)
-    messages, judged = chat_messages(raw)
-    found: dict[str, Any] = {}
-    if not messages:
-        return found
-    turns = [t for t in raw if isinstance(t, dict) and isinstance(t.get("role"), str)]
-    if len(turns) == len(messages):  # aligned: the tool results' errors, as Inspect gives them
-        for turn, message in zip(turns, messages):
-            error = turn.get("error")
-            if message["role"] == "tool" and isinstance(error, dict):
-                message["error"] = {
-                    k: str(error[k])[:TURN_CAP] for k in ("type", "message") if isinstance(error.get(k), str)
-                }
-    found["messages"] = messages
-    if len(turns) > len(messages):
-        found["turns_in_file"] = len(turns)
-        judged = None
-    if judged is not None:
-        found["judged_turn"] = judged
-    return found
-
-
-def _limit(value: Any) -> Optional[dict[str, Any]]:
-    """The limit a sample hit, as Inspect gives it: ``{type, limit, reason}`` (``type`` a text, else none)."""
-    if not isinstance(value, dict) or not isinstance(value.get("type"), str) or not value["type"]:
-        return None
-    limit: dict[str, Any] = {"type": value["type"][:200]}
-    number = value.get("limit")
-    if isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number):
-        limit["limit"] = number
-    if isinstance(value.get("reason"), str):
-        limit["reason"] = value["reason"][:TURN_CAP]
-    return limit
-
-
-def _error_text(error: Any) -> str:
-    message = error.get("message") if isinstance(error, dict) else error
-    return str(message or "the sample raised an error")
-
-
-# The task's limits and error handling (eval.config), kept in the run's config: a case's ``limit`` and ``retries``
-# read against them.
-CONFIG_KEPT = (
-    "message_limit",
-    "token_limit",
-    "time_limit",
-    "working_limit",
-    "retry_on_error",
-    "fail_on_error",
-    "continue_on_fail",
-)
-
-
-def _scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, bool)) or (isinstance(value, float) and math.isfinite(value))
-
-
-def _log_scorers(log: dict[str, Any], samples: list[dict[str, Any]]) -> tuple[str, ...]:
-    """The scorers of the log, in its order: Inspect's results (one entry per score name), the samples' scores,
-    else the task's scorers."""
-    names = [s.get("name") for s in _list(_obj(log.get("results")).get("scores")) if isinstance(s, dict)]
-    names += [name for s in samples for name in _obj(s.get("scores"))]
-    if not [n for n in names if n]:
-        names = [s.get("name") for s in _list(_obj(log.get("eval")).get("scorers")) if isinstance(s, dict)]
-    return tuple(dict.fromkeys(str(n)[:200] for n in names if isinstance(n, str) and n))
 
 
 def _case(
