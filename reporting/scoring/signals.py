@@ -93,10 +93,22 @@ def _one_blank(match: re.Match) -> str:
     return "\n" if _LINE_BREAK.search(match.group()) else " "
 
 
+# ASCII white space (what \s and str.isspace match below 128) mapped to a space: in ASCII text, a run of padding is
+# a run of PADDING_RUN + 1 spaces in the translated bytes, found by a substring search (the invisible characters are
+# all beyond ASCII).
+_ASCII_BLANK_TO_SPACE = bytes(32 if c < 128 and chr(c).isspace() else c for c in range(256))
+_ASCII_PADDING = b" " * (PADDING_RUN + 1)
+
+
 def collapse_padding(text: str) -> str:
     """``text`` with every run of more than PADDING_RUN blank or invisible characters made one space, or one line
     break where the run held one; any other text unchanged (the same object)."""
-    return _PADDING.sub(_one_blank, text) if _PADDING.search(text) else text
+    if text.isascii():
+        if _ASCII_PADDING not in text.encode("ascii").translate(_ASCII_BLANK_TO_SPACE):
+            return text  # the common case, at the cost of a copy and a substring search
+    elif not _PADDING.search(text):
+        return text
+    return _PADDING.sub(_one_blank, text)
 
 
 def word_runs(lowered: str) -> frozenset:
