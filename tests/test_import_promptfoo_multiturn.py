@@ -291,3 +291,21 @@ def test_import_then_validate_recompute_and_export(tmp_path, capsys):
                 }
                 html = (tmp_path / f"{run.stem}.html").read_text()
                 assert "need to gather first" in html  # a middle crescendo turn, not only the last prompt
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["[" * 100_000 + "]" * 100_000, '[{"role": "user", "content": "\\ud800"}]', '[{"role": "user", "content": 1e999}]'],
+    ids=["deep", "lone-surrogate", "beyond-float"],
+)
+def test_a_hostile_chat_prompt_is_read_as_text_never_an_internal_error(tmp_path, raw):
+    """``prompt.raw`` is text inside the file: decoded by the strict decoder like the file, so a prompt nested 100,000
+    deep, holding a lone surrogate or a number beyond float range is no conversation, just the prompt's text."""
+    document = json.loads(CHAT.read_text())
+    document["results"]["results"][0]["prompt"]["raw"] = raw
+    source = tmp_path / "hostile.json"
+    source.write_text(json.dumps(document))
+    out = tmp_path / "out"
+    assert main(["import", str(source), "-o", str(out)]) == 0
+    for run in out.iterdir():
+        assert main(["validate", str(run)]) == 0
