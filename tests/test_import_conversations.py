@@ -91,3 +91,13 @@ def test_hostile_shapes_are_dropped_or_capped_never_raised():
     assert judged == 1
     many, _ = chat_messages([{"role": "user", "content": "x"}] * (MAX_TURNS + 10))
     assert len(many) == MAX_TURNS
+
+
+def test_tool_call_arguments_are_decoded_strictly():
+    """Arguments the model wrote as text: an object is read as one; text nested 100,000 deep, a lone surrogate or a
+    number beyond float range stays the text it is (json.loads raised RecursionError on the first)."""
+    for text in ("[" * 100_000 + "]" * 100_000, '{"a": "\\ud800"}', '{"a": 1e999}', '{"a": {' * 300 + "}" * 300):
+        messages, _ = chat_messages([{"role": "assistant", "tool_calls": [{"function": "f", "arguments": text}]}])
+        assert messages[0]["tool_calls"][0]["arguments"] == text[:TURN_CAP]
+    messages, _ = chat_messages([{"role": "assistant", "tool_calls": [{"function": "f", "arguments": '{"to": "x"}'}]}])
+    assert messages[0]["tool_calls"][0]["arguments"] == {"to": "x"}

@@ -14,6 +14,8 @@ import json
 from collections.abc import Iterable
 from typing import Any, Optional
 
+from reporting.format.strict_json import strict_loads
+
 TURN_CAP = 100_000  # characters of one turn's text kept
 MAX_TURNS = 500  # turns of one conversation kept
 ROLES = {"system", "user", "assistant", "tool"}
@@ -69,11 +71,10 @@ def _arguments(value: Any) -> Any:
     if value is None or isinstance(value, dict):
         return value
     if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return value[:TURN_CAP]
-        return parsed if isinstance(parsed, dict) else value[:TURN_CAP]
+        # The model's text, decoded as strictly as a file (no nesting beyond the limit, no lone surrogate, no number
+        # beyond float range); anything else is kept as the text it is.
+        parsed, problems = strict_loads("arguments", value[:TURN_CAP]) if value.lstrip().startswith("{") else (None, [])
+        return parsed if isinstance(parsed, dict) and not problems else value[:TURN_CAP]
     return json.dumps(value, ensure_ascii=False, sort_keys=True)[:TURN_CAP]
 
 
