@@ -209,8 +209,24 @@ def main() -> None:
     )
     write_atomic(ROOT / "sample_runs" / "open-7b-chat-legacy.json", dumps(legacy) + "\n")
     companions_for_v2()
+    agent_sample()
     for path in sorted(p for p in (ROOT / "sample_runs").glob("*.json") if not p.name.endswith(".dimensions.json")):
         print(path.name, len(json.loads(path.read_text())["cases"]), "cases")
+
+
+def agent_sample() -> None:
+    """A run of an agent and a multi-turn chat (schema version 3): the real Inspect AI log in
+    tests/fixtures/inspect/multiturn/ (an agent e-mailing data to an attacker after an injected e-mail, a chat-shaped
+    input, limits, a retried and an errored sample), imported with its risk scorer read lower-is-better."""
+    source = ROOT / "tests" / "fixtures" / "inspect" / "multiturn" / "mail_agent.eval"
+    out = ROOT / "sample_runs" / "mail-agent-inspect.json"
+    if out.exists():
+        out.unlink()
+    subprocess.run(
+        [sys.executable, "-m", "reporting", "import", str(source), "--risk-scorer", "exposure_risk", "-o", str(out)],
+        check=True,
+        cwd=ROOT,
+    )
 
 
 def companions_for_v2() -> None:
