@@ -120,3 +120,18 @@ def check_examples(path: Union[str, Path]) -> tuple[list[dict[str, Any]], list[s
             }
         )
     return results, problems
+
+
+def derive_self_contradiction(modes: Any, extras: tuple) -> Any:
+    """A derived finding, not read from the file: a case carrying a multi-turn ``conversation`` whose answers
+    contradict each other (docs/rubrics.md) gets the failure mode 'self_contradiction' in the case frame, and so
+    in every figure. The run's own cases are left as the file gave them."""
+    import numpy as np
+
+    has_conversation = np.zeros(len(extras), dtype=bool)
+    for i, extra in enumerate(extras):
+        if extra and isinstance(extra.get("conversation"), list):
+            has_conversation[i] = True
+            if "self_contradiction" not in modes.iat[i] and rubric(extra["conversation"]):
+                modes.iat[i] = [*modes.iat[i], "self_contradiction"]
+    return has_conversation

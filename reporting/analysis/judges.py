@@ -31,6 +31,18 @@ def verdicts_by_judge(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]
     return by_judge
 
 
+def with_error_verdicts(
+    by_judge: dict[str, dict[Any, Optional[bool]]], error_cases: Optional[pd.DataFrame]
+) -> dict[str, dict[Any, Optional[bool]]]:
+    """The judges' verdicts with those of the cases not evaluated added (each one null: an error of that judge)."""
+    if error_cases is None or not len(error_cases):
+        return by_judge
+    judged = {name: dict(verdicts) for name, verdicts in by_judge.items()}
+    for name, verdicts in verdicts_by_judge(error_cases).items():
+        judged.setdefault(name, {}).update(verdicts)
+    return judged
+
+
 def judge_figures(frame: pd.DataFrame, by_judge: Optional[dict[str, dict[Any, Optional[bool]]]] = None):
     """For each judge: cases it saw (``n``), passed, failed, errors (saw but did not judge), pass rate and its
     95% Wilson interval over the cases it judged. ``by_judge``: the verdicts already gathered from ``frame``."""

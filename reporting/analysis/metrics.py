@@ -16,8 +16,15 @@ import numpy as np
 import pandas as pd
 
 from reporting._gc import gc_paused
+from reporting.analysis.contradiction import derive_self_contradiction
 from reporting.analysis.grouping import Groups, probe_keys, severity_codes
-from reporting.analysis.judges import judge_agreement, judge_figures, judges_not_paired, verdicts_by_judge
+from reporting.analysis.judges import (
+    judge_agreement,
+    judge_figures,
+    judges_not_paired,
+    verdicts_by_judge,
+    with_error_verdicts,
+)
 from reporting.analysis.repetitions import repetition_figures
 from reporting.analysis.stats import LOW_N, mean_interval, weighted_wilson, wilson
 from reporting.analysis.strategies import by_strategy, by_strategy_category, user_turns
@@ -121,7 +128,7 @@ def _cases_frame(all_cases: list[Case], positions: Optional[list[int]] = None) -
     data["weighted_risk"] = weighted_risk(data["risk_score"], weights)
     extras = tuple(c.__pydantic_extra__ or {} for c in cases)
     data["extra"] = _column("extra", extras, n)
-    data["has_conversation"] = _derive_self_contradiction(data["detected_failure_modes"], extras)
+    data["has_conversation"] = derive_self_contradiction(data["detected_failure_modes"], extras)
     data["probe_key"] = probe_keys(data["probe_id"], data["probe_group"])
     data["user_turns"] = np.fromiter(
         (user_turns(m, j) if m else 0 for m, j in zip(data["messages"], data["judged_turn"])), dtype=np.int64, count=n
@@ -130,21 +137,6 @@ def _cases_frame(all_cases: list[Case], positions: Optional[list[int]] = None) -
     if positions is not None:
         frame.index = pd.Index(positions, dtype=np.int64)
     return frame[list(FRAME_COLUMNS)]
-
-
-def _derive_self_contradiction(modes: pd.Series, extras: tuple) -> np.ndarray:
-    """A derived finding, not read from the file: a case carrying a multi-turn ``conversation`` whose answers
-    contradict each other (docs/rubrics.md) gets the failure mode 'self_contradiction' in the case frame, and so
-    in every figure. The run's own cases are left as the file gave them."""
-    from reporting.analysis.contradiction import rubric
-
-    has_conversation = np.zeros(len(extras), dtype=bool)
-    for i, extra in enumerate(extras):
-        if extra and isinstance(extra.get("conversation"), list):
-            has_conversation[i] = True
-            if "self_contradiction" not in modes.iat[i] and rubric(extra["conversation"]):
-                modes.iat[i] = [*modes.iat[i], "self_contradiction"]
-    return has_conversation
 
 
 def as_frame(run_or_frame: Union[RunReport, pd.DataFrame]) -> pd.DataFrame:
@@ -384,11 +376,7 @@ def aggregate_metrics(
     groups = Groups(frame["category"])  # once, for the count of categories and the figures of each
     categories = by_category(frame, groups)
     by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
-    judged = by_judge
-    if error_cases is not None and len(error_cases):
-        judged = {name: dict(verdicts) for name, verdicts in by_judge.items()}
-        for name, verdicts in verdicts_by_judge(error_cases).items():
-            judged.setdefault(name, {}).update(verdicts)
+    judged = with_error_verdicts(by_judge, error_cases)
     every = len(frame) + errors
     return {
         "counts": counts(frame, errors, groups),
