@@ -267,7 +267,7 @@ def test_score_learned_records_both_judges_with_the_rules_primary(tmp_path):
     assert main(["score", "--probes", str(probes), "--responses", str(responses), "-o", str(plain)]) == 0
     assert main(["score", "--probes", str(probes), "--responses", str(responses), "-o", str(judged), "--learned"]) == 0
     before, after = json.loads(plain.read_text()), json.loads(judged.read_text())
-    assert after["schema_version"] == 3 and after["run"]["config"]["judge"] == learned.provenance()
+    assert after["schema_version"] == 2 and after["run"]["config"]["judge"] == learned.provenance()
     assert len(after["cases"]) == len(before["cases"])
     requests = []
     for old, new in zip(before["cases"], after["cases"]):

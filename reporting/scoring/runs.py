@@ -16,7 +16,7 @@ from reporting.analysis.metrics import aggregate_metrics, cases_frame
 from reporting.analysis.observability import observability
 from reporting.format.problems import Problem, ReportError, unreadable
 from reporting.format.reading import read_run
-from reporting.format.schema import SEVERITIES, RunReport, normalize_severity
+from reporting.format.schema import SCHEMA_VERSION, SEVERITIES, RunReport, normalize_severity
 from reporting.format.strict_json import read_jsonl_file
 from reporting.importers.benchmarks import JBB_SEVERITY  # category -> tier: the benchmark reader's table
 from reporting.scoring.scorer import PASS_THRESHOLD, PatternSet, builtin_patterns, evaluate_response
@@ -285,6 +285,6 @@ def add_rules_judge(run: RunReport, patterns: Optional[PatternSet] = None) -> di
             record["verdicts"] = {**(record.get("verdicts") or {}), **next(added)}
         cases.append(record)
     document = run.model_dump(mode="json")
-    document.update(schema_version=2, cases=cases)
+    document.update(schema_version=SCHEMA_VERSION, cases=cases)  # the run as read: the current version
     document["run"]["config"] = {**document["run"].get("config", {}), "judge": provenance()}
     return document
