@@ -315,3 +315,34 @@ def test_point_12_the_review_file_is_size_capped_and_a_fifo_or_folder_never_hang
     done = _review_set(run)
     assert done.returncode == 2 and "folder" in done.stderr and "internal error" not in done.stderr, done.stderr
     assert read_reviews(trail)[1][0].message.startswith("is a folder")
+
+
+def test_review_summary_and_merge_print_report_data_on_one_line(tmp_path, capsys):
+    """Issue 30, the first round's open finding on the review verbs: a judge's name and a probe id holding a
+    newline print escaped, on their own line, in the summary and in a merge's conflicts."""
+    from reporting.cli import main
+
+    judge = "det\nsigned off by mallory on 2026-01-01: 999 case(s) reviewed"
+    case = {"probe_id": "a\nconflict FAKE", "category": "c", "severity": "low", "passed": False, "risk_score": 0.9}
+    case["verdicts"] = {judge: {"passed": False}}
+    runs = []
+    for name in ("x", "y"):
+        run = tmp_path / name / "r.json"
+        run.parent.mkdir()
+        run.write_text(json.dumps({"schema_version": 2, "run": {"run_id": "r", "model": "m"}, "cases": [case]}))
+        runs.append(run)
+    for run, (reviewer, verdict) in zip(runs, (("bob", "pass"), ("carol", "fail"))):
+        reason = ["--reason", "ok"] if verdict == "pass" else []
+        assert main(["review", str(run), "--set", f"a\nconflict FAKE={verdict}", "--reviewer", reviewer, *reason]) == 0
+    capsys.readouterr()
+    assert main(["review", str(runs[0])]) == 0
+    out = capsys.readouterr().out
+    assert not any(line.startswith("signed off by mallory") for line in out.splitlines()), out
+    assert "judge det\\nsigned off by mallory" in out
+    merged = tmp_path / "m.jsonl"
+    trails = [str(r.with_name("r.reviews.jsonl")) for r in runs]
+    assert main(["review", "merge", *trails, "-o", str(merged)]) == 0
+    out = capsys.readouterr().out
+    assert "conflict a\\nconflict FAKE: " in out and not any(
+        line.startswith("conflict FAKE") for line in out.splitlines()
+    )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out
+from reporting.textsafe import one_line, shown
 
 
 def add_review_options(p: argparse.ArgumentParser) -> None:
@@ -59,7 +60,7 @@ def reviews_for(args: argparse.Namespace, run) -> Any:
             "are not given until the file is mended (a line that cannot be read may be a reviewer's fail)",
         )
     for problem in reviews.torn:
-        _err(f"warning: {problem}")
+        _err(f"warning: {one_line(problem)}")
     if reviews.invalid:
         raise BadInput(*[str(p) for p in reviews.invalid])
     if reviews.path is None:
@@ -119,7 +120,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         args.basis = "judged"
         reviews_for(args, run)  # the file as it is: a link, FIFO or folder of that name, or a bad record, stops here
         append_records(target, records)  # opened without following a link, a regular file only
-        _err(f"appended {len(records)} record(s) to {target}")
+        _err(f"appended {len(records)} record(s) to {shown(target)}")
     return _show(args, run)
 
 
@@ -235,7 +236,7 @@ def _show(args: argparse.Namespace, run) -> int:
         f"{review['overturned']} overturned, {review['contested']} contested, {review['unsure']} unsure"
     )
     if review["sample_note"]:
-        _out(f"note: {review['sample_note']}")
+        _out(f"note: {one_line(review['sample_note'])}")
     change = review["pass_rate_change"]
     if change["n"] and change["difference_ci"]:
         low, high = change["difference_ci"]
@@ -246,9 +247,12 @@ def _show(args: argparse.Namespace, run) -> int:
     for judge, figures in review["judges"].items():
         ba = "n/a" if figures["balanced_accuracy"] is None else f"{figures['balanced_accuracy']:.3f}"
         kappa = "undefined" if figures["kappa"] is None else f"{figures['kappa']:.3f}"
-        _out(f"judge {judge}: {figures['n']} case(s), balanced accuracy {ba}, kappa {kappa}")
+        _out(f"judge {shown(judge)}: {figures['n']} case(s), balanced accuracy {ba}, kappa {kappa}")
     for signoff in review["signoffs"]:
-        _out(f"signed off by {signoff['reviewer']} on {signoff['time']}: {signoff['cases_reviewed']} case(s) reviewed")
+        _out(
+            f"signed off by {shown(signoff['reviewer'])} on {shown(signoff['time'])}: "
+            f"{signoff['cases_reviewed']} case(s) reviewed"
+        )
     return EXIT_OK
 
 
@@ -273,9 +277,9 @@ def _merge(args: argparse.Namespace) -> int:
     if problems:
         raise BadInput(*[str(p) for p in problems])
     write_atomic(args.output, "".join(record_line(r).decode("ascii") for r in records))
-    _err(f"wrote {args.output}: {len(records)} record(s) from {len(files)} file(s)")
+    _err(f"wrote {shown(args.output)}: {len(records)} record(s) from {len(files)} file(s)")
     for conflict in conflicts:
-        said = ", ".join(f"{name} {verdict}" for name, verdict in conflict["verdicts"].items())
-        _out(f"conflict {conflict['probe_id']}: {said}")
+        said = ", ".join(f"{shown(name)} {shown(verdict)}" for name, verdict in conflict["verdicts"].items())
+        _out(f"conflict {shown(conflict['probe_id'])}: {said}")
     _out(f"{len(conflicts)} conflict(s)")
     return EXIT_OK
