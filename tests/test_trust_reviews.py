@@ -346,3 +346,22 @@ def test_review_summary_and_merge_print_report_data_on_one_line(tmp_path, capsys
     assert "conflict a\\nconflict FAKE: " in out and not any(
         line.startswith("conflict FAKE") for line in out.splitlines()
     )
+
+
+def test_point_1_the_rubrics_page_lists_a_linked_companion_and_never_reads_it(tmp_path, monkeypatch):
+    """A RUN.verdicts.jsonl that is a link (to a file outside the folder) is listed on the Rubrics page as a problem
+    naming the file; its content never reaches the page."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    run = _run(folder)
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text('{"benchmark": "SECRET-BENCHMARK", "case_id": "x", "pass": true, "score": 1}\n')
+    (folder / "run.verdicts.jsonl").symlink_to(secret)
+    (folder / "run.rubric.yaml").write_text("code: R\nlabel: r\n")
+    at = _app(folder, monkeypatch, page="rubrics")
+    assert not at.exception, at.exception
+    shown_text = "\n".join(c.value for c in at.code)
+    assert "run.verdicts.jsonl" in shown_text and "link" in shown_text, shown_text
+    everything = shown_text + "".join(t.value for t in at.text) + "".join(m.value for m in at.markdown)
+    assert "SECRET-BENCHMARK" not in everything
+    assert run.exists()

@@ -136,7 +136,7 @@ def trend_page() -> None:
 def rubrics_page() -> None:
     st.title("Rubrics")
     from reporting.analysis.contradiction import case_contradictions
-    from reporting.format.folders import companions
+    from reporting.format.folders import companion_problems, companions
     from reporting.report.companions import Companions, rubric_results
     from reporting.report.model import RubricResults
     from reporting.rubrics import ANCHORS, DIMENSIONS, flatten_scorecard
@@ -144,8 +144,10 @@ def rubrics_page() -> None:
 
     ctx = context()
     found: dict[str, Any] = {"rubric": None, "benchmarks": None, "verdicts": None, "dimensions": None}
+    refused: dict[str, str] = {}
     if ctx.current is not None and ctx.current[0].path is not None:
         found = companions(ctx.current[0].path)
+        refused = companion_problems(ctx.current[0].path)
         st.text(
             printable(
                 "Files found next to the run: " + (", ".join(p.name for p in found.values() if p is not None) or "none")
@@ -168,7 +170,9 @@ def rubrics_page() -> None:
         "Safety gate (cap responses that match a safety pattern at 0)", value=True, key="rubric_safety"
     )
     z_norm = right.checkbox("z-normalise each reviewer's scores", value=False, key="rubric_z")
-    given = Companions(**found, safety_gate=safety, z_normalize=z_norm)
+    # A companion name that is a link, FIFO or folder is listed as a problem (never read), unless an upload replaces it.
+    problems = tuple(line for key, line in refused.items() if uploads.get(key) is None)
+    given = Companions(**found, safety_gate=safety, z_normalize=z_norm, problems=problems)
     rubrics = rubric_results(given) if given.any else RubricResults()
     if rubrics.problems:
         st.error("The rubric files have problems; each is listed below.")
