@@ -47,7 +47,7 @@ def test_counts_agree_with_garaks_own_eval_lines(name):
         assert "counts passed/fails/nones 37/13/0; the file's attempts give 4/0/0" in run.run.notes
     else:
         assert not mismatched, mismatched
-    assert run.run.source.tool == "garak" and run.schema_version == 2
+    assert run.run.source.tool == "garak" and run.schema_version == 3  # strategy and plugin on every case (issue 32)
 
 
 def test_one_case_per_attempt_and_generation_with_garaks_rule():

@@ -14,6 +14,7 @@ Format history (0.12 strings, 0.13 turns, 0.14 eval keys, 0.15 plugin_cache, 0.1
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from collections.abc import Iterable, Iterator
@@ -22,7 +23,7 @@ from typing import Any, Optional
 from reporting._gc import gc_paused
 from reporting.format.problems import Problem
 from reporting.importers import SHAPE_ERRORS, shape_problem
-from reporting.importers.garak_lines import _never_judged, _read, _Run
+from reporting.importers.garak_lines import _never_judged, _read, _Run, first_object
 
 DEFAULT_THRESHOLD = 0.5
 TIER_SEVERITY = {
@@ -32,12 +33,23 @@ TIER_SEVERITY = {
     9: "medium",
 }  # OF_CONCERN, COMPETE_WITH_SOTA, INFORMATIONAL, UNLISTED
 DEFAULT_SEVERITY = "medium"
+NOT_JUDGED = "not judged by garak (a non-adversarial turn of a multi-turn attack)"
+SHORT_ID = 8  # characters of an attempt's uuid in the id of an attempt without seq, more where two would clash
 
 
 def looks_like_garak(data: bytes) -> bool:
-    """A garak report: JSON Lines whose first object has an ``entry_type`` (``start_run setup`` first)."""
-    head = data.lstrip()[:200]
-    return head.startswith(b"{") and b'"entry_type"' in head
+    """A garak report: JSON Lines whose first object has an ``entry_type`` (``start_run setup`` first). garak
+    writes that key first; a first line written in another key order is parsed whole, however long."""
+    text = data.lstrip()
+    if not text.startswith(b"{"):
+        return False
+    if b'"entry_type"' in text[:200]:
+        return True
+    end = text.find(b"\n")
+    if b'"entry_type"' not in (text if end < 0 else text[:end]):
+        return False
+    first = first_object(text)
+    return first is not None and isinstance(first.get("entry_type"), str)
 
 
 def _category(attempt: dict[str, Any], probe: dict[str, Any], classname: str) -> str:
@@ -81,9 +93,57 @@ def _tally(run: _Run, attempts: list[dict[str, Any]], threshold: float) -> dict[
     return tally
 
 
+def prefixes(values: Iterable[str], least: int = SHORT_ID) -> dict[str, str]:
+    """Each value's shortest prefix of at least ``least`` characters that no other value shares (as git
+    abbreviates commits): the neighbours in sorted order are the values it could clash with."""
+    ordered = sorted(set(values))
+    short = {}
+    for k, value in enumerate(ordered):
+        need = least
+        for other in ordered[max(0, k - 1) : k + 2]:
+            if other != value:
+                common = next((n for n, (a, b) in enumerate(zip(value, other)) if a != b), min(len(value), len(other)))
+                need = max(need, common + 1)
+        short[value] = value[:need]
+    return short
+
+
+class _Names:
+    """Ids and groups of attempts without ``seq`` (garak's multi-turn probes): an attempt is named by its uuid's
+    short prefix; one attack's attempts form one group, told by the goal in their notes (FITD's ``target_turn``,
+    GOAT's ``attack_goal``: ``{probe}#goal-{digest}``), else by atkgen's chain of ``previous_attempt_id`` (the first
+    attempt's name), else the attempt is its own group."""
+
+    def __init__(self, attempts: Iterable[dict[str, Any]]):
+        seqless = [a for a in attempts if a.get("seq") is None]
+        self.uuids = prefixes(str(a.get("uuid")) for a in seqless)
+        digests = {
+            g: hashlib.sha256(g.encode("utf-8", "surrogatepass")).hexdigest()
+            for g in {a["attack"] for a in seqless if a["attack"]}
+        }
+        short = prefixes(digests.values())
+        self.goals = {goal: short[digest] for goal, digest in digests.items()}
+        self.previous = {str(a.get("uuid")): a["previous"] for a in seqless if a["previous"]}
+
+    def name(self, attempt: dict[str, Any], classname: str) -> tuple[str, str]:
+        """(the attempt's part of its case ids, its probe group)."""
+        seq = attempt.get("seq")
+        if seq is not None:
+            return str(seq), f"{classname}#{seq}"
+        uuid = str(attempt.get("uuid"))
+        if attempt["attack"]:
+            return self.uuids[uuid], f"{classname}#goal-{self.goals[attempt['attack']]}"
+        first, seen = uuid, {uuid}
+        while (before := self.previous.get(first)) in self.uuids and before not in seen:
+            first = before
+            seen.add(first)
+        return self.uuids[uuid], f"{classname}#{self.uuids[first]}"
+
+
 def _cases(run: _Run, never_judged: list[dict[str, Any]], threshold: float) -> Iterator[dict[str, Any]]:
     """The cases, judged attempts first; each attempt is let go once its cases are made."""
     judged = run.judged
+    names = _Names(itertools.chain(judged.values(), never_judged))
     attempts = ((judged.pop(key), True) for key in list(judged))
     detectors: dict[str, tuple[str, str, str]] = {}  # detector key -> (name, hit words, pass words), looked up once
     probes: dict[str, tuple[dict[str, Any], str]] = {}  # probe class -> (its plugin_cache entry, severity)
@@ -94,15 +154,20 @@ def _cases(run: _Run, never_judged: list[dict[str, Any]], threshold: float) -> I
             probes[classname] = (probe_info, _severity(probe_info))
         probe, severity = probes[classname]
         results = attempt["detector_results"]
-        seq, uuid = attempt.get("seq"), str(attempt.get("uuid"))
+        ident, group = names.name(attempt, classname)
+        uuid = str(attempt.get("uuid"))
         triggers = attempt["triggers"]
+        unjudged = attempt["adversarial"] is False  # a turn garak's multi-turn probe did not judge
         base = {
             "category": _category(attempt, probe, classname),
             "severity": severity,
             "task": attempt.get("goal") or probe.get("goal") or probe.get("description"),
             "probe_input": attempt["prompt_text"],
-            "probe_group": f"{classname}#{seq}",
+            "probe_group": group,
+            "plugin": classname,
+            "strategy": attempt["strategy"] or classname.split(".")[0] or "garak",
         }
+        conversations = attempt["conversations"] or ()
         for i, text in enumerate(attempt["outputs"]):
             verdicts: dict[str, dict[str, Any]] = {}
             scores: list[float] = []
@@ -116,7 +181,8 @@ def _cases(run: _Run, never_judged: list[dict[str, Any]], threshold: float) -> I
                 raw = values[i] if type(values) is list and i < len(values) else None
                 score = float(raw) if type(raw) is float or (type(raw) is int) else _score(values, i)
                 if score is None:
-                    verdicts[name] = {"passed": None, "score": None, "explanation": f"{name}=None: not scored"}
+                    why = "not judged (a non-adversarial turn)" if unjudged else "not scored"
+                    verdicts[name] = {"passed": None, "score": None, "explanation": f"{name}=None: {why}"}
                     continue
                 hit = score >= threshold
                 words = hit_words if hit else pass_words
@@ -125,7 +191,14 @@ def _cases(run: _Run, never_judged: list[dict[str, Any]], threshold: float) -> I
                 scores.append(score)
                 if hit:
                     hits.append(name)
-            case = {**base, "probe_id": f"{classname}#{seq}.{i}", "source_id": f"{uuid}.{i}", "response": text}
+            case = {**base, "probe_id": f"{classname}#{ident}.{i}", "source_id": f"{uuid}.{i}", "response": text}
+            conversation = conversations[i] if i < len(conversations) else None
+            if conversation is not None:
+                case["messages"], judged_turn, in_file = conversation
+                if judged_turn is not None:
+                    case["judged_turn"] = judged_turn
+                if in_file is not None:
+                    case["turns_in_file"] = in_file
             if verdicts:
                 case["verdicts"] = verdicts
             if not was_judged:
@@ -133,7 +206,9 @@ def _cases(run: _Run, never_judged: list[dict[str, Any]], threshold: float) -> I
             elif text is None:
                 case.update(passed=None, risk_score=None, error="the generator returned no output (None)")
             elif not scores:
-                case.update(passed=None, risk_score=None, error="no detector scored this output")
+                case.update(
+                    passed=None, risk_score=None, error=NOT_JUDGED if unjudged else "no detector scored this output"
+                )
             else:
                 case.update(passed=not hits, risk_score=min(1.0, max(0.0, max(scores))))
                 case["explanation"] = "; ".join(v["explanation"] for v in verdicts.values())
@@ -180,10 +255,27 @@ def _meta(run: _Run, label: str, threshold: float, notes: list[str]) -> dict[str
 def stream_garak(
     lines: Iterable[bytes], label: str
 ) -> tuple[Optional[dict[str, Any]], Iterator[dict[str, Any]], list[str], list[Problem]]:
-    """A garak report's lines as a RunLens document (schema version 2) without its cases, the cases one at a
+    """A garak report's lines as a RunLens document (schema version 3) without its cases, the cases one at a
     time, the warnings, and the problems. The lines are read one at a time and only what the cases need of each
-    judged attempt is kept: not the file, not its conversations."""
+    judged attempt is kept: not the file, not its single-turn conversations. A hit log (told by its first line,
+    however long) is read as the run of its hits."""
+    from reporting.importers.garak_hitlog import looks_like_hitlog, read_hitlog
+
+    rest = iter(lines)
+    leading: list[bytes] = []
+    first = b""
+    for first in rest:  # blank lines before the first line kept, so the lines keep their numbers
+        if first.strip():
+            break
+        leading.append(first)
+        first = b""
+    lines = itertools.chain(leading, [first] if first else [], rest)
     try:
+        if looks_like_hitlog(first):
+            document, warnings, problems = read_hitlog(lines, label)
+            if document is None:
+                return None, iter(()), warnings, problems
+            return {k: v for k, v in document.items() if k != "cases"}, iter(document["cases"]), warnings, problems
         return _stream(lines, label)
     except SHAPE_ERRORS as exc:
         return None, iter(()), [], [shape_problem(label, "a garak report.jsonl", exc)]
@@ -222,7 +314,7 @@ def _stream(
     warnings.extend(_version_check(run.init.get("garak_version") or run.setup.get("_config.version")))
     warnings.extend(_count_check(run.evals, _tally(run, never_judged, threshold)))
     header = {
-        "schema_version": 2,
+        "schema_version": 3,
         "run": _meta(run, label, threshold, warnings),
         "tool_figures": {"garak_eval": run.evals},
     }
@@ -230,7 +322,7 @@ def _stream(
 
 
 def read_garak(lines: Iterable[bytes], label: str) -> tuple[Optional[dict[str, Any]], list[str], list[Problem]]:
-    """A garak report's lines as a RunLens document (schema version 2), the warnings, and the problems."""
+    """A garak report's lines as a RunLens document (schema version 3), the warnings, and the problems."""
     header, cases, warnings, problems = stream_garak(lines, label)
     if header is None:
         return None, warnings, problems

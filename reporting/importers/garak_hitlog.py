@@ -9,10 +9,10 @@ from typing import Any, Optional
 
 from reporting.format.problems import Problem
 from reporting.format.strict_json import strict_line
-from reporting.importers.garak import DEFAULT_SEVERITY
-from reporting.importers.garak_lines import _prompt_text, _text
+from reporting.importers.garak import DEFAULT_SEVERITY, prefixes
+from reporting.importers.garak_lines import _conversations, _prompt_text, _text, first_object
 
-HITLOG_KEYS = (b'"attempt_id"', b'"detector"', b'"probe"', b'"score"')
+HITLOG_KEYS = ("attempt_id", "detector", "probe", "score")
 HITLOG_NOTE = (
     "garak hit log read alone: it lists only the failing generations (no report.jsonl was given), so every case "
     "here failed and every rate is over the hits alone, not over the run. The report.jsonl garak wrote beside it "
@@ -21,9 +21,16 @@ HITLOG_NOTE = (
 
 
 def looks_like_hitlog(data: bytes) -> bool:
-    """garak's hit log: JSON Lines, one object per (attempt, detector, generation) that hit."""
-    head = data.lstrip()[:4096]
-    return head.startswith(b"{") and b'"entry_type"' not in head and all(k in head for k in HITLOG_KEYS)
+    """garak's hit log: JSON Lines, one object per (attempt, detector, generation) that hit. Told by its first
+    line read whole, however long (a multi-turn hit holds the whole conversation: 11 KB and more), never by a
+    fixed head: the keys come after the prompt and the output."""
+    text = data.lstrip()
+    end = text.find(b"\n")
+    line = text if end < 0 else text[:end]
+    if not line.startswith(b"{") or not all(b'"%s"' % k.encode() in line for k in HITLOG_KEYS):
+        return False
+    first = first_object(line)
+    return first is not None and "entry_type" not in first and all(k in first for k in HITLOG_KEYS)
 
 
 def read_hitlog(lines: Iterable[bytes], label: str) -> tuple[Optional[dict[str, Any]], list[str], list[Problem]]:
@@ -31,6 +38,7 @@ def read_hitlog(lines: Iterable[bytes], label: str) -> tuple[Optional[dict[str, 
     Category: the probe's module (a hit log has no intent or tags); severity: the default tier."""
     problems: list[Problem] = []
     cases: dict[tuple[str, str, int], dict[str, Any]] = {}
+    seqless: dict[tuple[str, str, int], str] = {}  # hits of attempts without seq (multi-turn probes): their uuid
     run_id = model = None
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -52,9 +60,13 @@ def read_hitlog(lines: Iterable[bytes], label: str) -> tuple[Optional[dict[str, 
         if case is None:
             found = hit.get("triggers")
             triggers = found if isinstance(found, list) else []
+            if seq is None:
+                seqless[key] = key[0]
             case = cases[key] = {
                 "probe_id": f"{probe}#{seq}.{idx}",
                 "probe_group": f"{probe}#{seq}",
+                "plugin": probe,
+                "strategy": probe.split(".")[0] or "garak",
                 "source_id": f"{key[0]}.{idx}",
                 "category": probe.split(".")[0] or "garak",
                 "severity": DEFAULT_SEVERITY,
@@ -66,12 +78,17 @@ def read_hitlog(lines: Iterable[bytes], label: str) -> tuple[Optional[dict[str, 
                 "verdicts": {},
                 "detected_failure_modes": [f"trigger:{t}" for t in triggers if isinstance(t, str)],
             }
+            _conversation(case, hit)
         case["verdicts"][detector] = {"passed": False, "score": score, "explanation": f"{detector}={score}: hit"}
         case["risk_score"] = min(1.0, max(case["risk_score"], score))
         case["detected_failure_modes"].insert(0, detector)
     if not cases:
         problems.append(Problem(label, "$", "the garak hit log holds no hit"))
         return None, [HITLOG_NOTE], problems
+    short = prefixes(seqless.values())
+    for key, uuid in seqless.items():  # named as the report names them: the uuid's short prefix
+        probe, idx = key[1], key[2]
+        cases[key].update(probe_id=f"{probe}#{short[uuid]}.{idx}", probe_group=f"{probe}#{short[uuid]}")
     for case in cases.values():
         case["explanation"] = "; ".join(v["explanation"] for v in case["verdicts"].values())
     run = {
@@ -86,4 +103,15 @@ def read_hitlog(lines: Iterable[bytes], label: str) -> tuple[Optional[dict[str, 
             "file": os.path.basename(label),
         },
     }
-    return {"schema_version": 2, "run": run, "cases": list(cases.values())}, [HITLOG_NOTE], problems
+    return {"schema_version": 3, "run": run, "cases": list(cases.values())}, [HITLOG_NOTE], problems
+
+
+def _conversation(case: dict[str, Any], hit: dict[str, Any]) -> None:
+    """A multi-turn hit's conversation: the prompt's turns and the output, as the report's case has it."""
+    found = _conversations({"prompt": hit.get("prompt"), "outputs": [hit.get("output")]})
+    if found and found[0]:
+        case["messages"], judged, in_file = found[0]
+        if judged is not None:
+            case["judged_turn"] = judged
+        if in_file is not None:
+            case["turns_in_file"] = in_file

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from reporting.format.problems import Problem
 from reporting.format.strict_json import strict_line, strict_loads
+from reporting.importers.conversations import MAX_TURNS, garak_turns
 
 
 def _text(value: Any) -> Optional[str]:
@@ -31,6 +32,89 @@ def _prompt_text(prompt: Any) -> Optional[str]:
         users = [t for t in turns if t.get("role") == "user"] or turns
         return _text(users[-1].get("content")) if users else None
     return _text(prompt)
+
+
+def first_object(data: bytes) -> Optional[dict[str, Any]]:
+    """The first line of JSON Lines as an object, however long it is (the caller's size cap bounds it), or None
+    when that line is not a whole JSON object (a head cut short, another format)."""
+    text = data.lstrip()
+    if not text.startswith(b"{"):
+        return None
+    end = text.find(b"\n")
+    value, problems = strict_loads("", text if end < 0 else text[:end])
+    return value if not problems and isinstance(value, dict) else None
+
+
+# Multi-turn probes (fitd.FITD, goat.GOATAttack, agent_breaker; atkgen too) write
+# attempts with "seq": null, one attempt per turn. The note naming the attack's goal groups one attack's attempts.
+ATTACK_KEYS = ("target_turn", "attack_goal")  # FITD, GOAT
+_STRATEGY = re.compile(r"^\s*Strategy:\s*(\S[^\n]*?)\s*$", re.MULTILINE)  # GOAT's Observation/Thought/Strategy
+
+
+def _turns(holder: Any) -> list[Any]:
+    turns = holder.get("turns") if isinstance(holder, dict) else None
+    return turns if isinstance(turns, list) else []
+
+
+def _multi_turn(turns: list[Any]) -> bool:
+    """More than one user turn, or any system turn: a conversation kept whole (else probe_input and response
+    say it all, and single-turn runs keep their size). Told from the roles before any turn is converted."""
+    users = 0
+    for turn in turns:
+        role = turn.get("role") if isinstance(turn, dict) else None
+        role = role.strip().lower() if isinstance(role, str) else None
+        if role in ("system", "developer"):
+            return True
+        users += role in ("user", "human")
+    return users > 1
+
+
+def _conversations(entry: dict[str, Any]) -> Optional[list[Optional[tuple[list[dict[str, Any]], Any, Any]]]]:
+    """Per generation, ``(messages, judged_turn, turns in the file when more than were kept)`` of its conversation
+    (``conversations[g]``, else the prompt's turns and the output) when it is multi-turn; None when none is."""
+    given = entry.get("conversations")
+    given = given if isinstance(given, list) else []
+    prompt = _turns(entry.get("prompt"))
+    found: list[Optional[tuple[list[dict[str, Any]], Any, Any]]] = []
+    for g, output in enumerate(entry.get("outputs") or []):
+        turns = _turns(given[g]) if g < len(given) else [*prompt, {"role": "assistant", "content": output}]
+        if not _multi_turn(turns):
+            found.append(None)
+            continue
+        messages, judged = garak_turns({"turns": turns})
+        cut = len(messages) >= MAX_TURNS and len(turns) > len(messages)
+        found.append((messages, None if cut else judged, len(turns) if cut else None))
+    return found if any(found) else None
+
+
+def _turn_number(entry: dict[str, Any]) -> Optional[int]:
+    """GOAT's turn number: ``prompt.notes.turn``, else ``conversations[0].notes.turn``."""
+    given = entry.get("conversations")
+    for holder in (entry.get("prompt"), given[0] if isinstance(given, list) and given else None):
+        notes = holder.get("notes") if isinstance(holder, dict) else None
+        turn = notes.get("turn") if isinstance(notes, dict) else None
+        if isinstance(turn, int) and not isinstance(turn, bool):
+            return turn
+    return None
+
+
+def _strategy(entry: dict[str, Any], notes: dict[str, Any]) -> Optional[str]:
+    """The buff that made the attempt, else the attack technique of the judged turn (GOAT writes ``Strategy:
+    <technique>`` in each of its attacker's answers, ``notes.attacker_conversation``); None when neither."""
+    buff = notes.get("buff_creator")
+    if isinstance(buff, str) and buff:
+        return buff[:200]
+    attacker = notes.get("attacker_conversation")
+    turns = attacker.get("turns") if isinstance(attacker, dict) else None
+    techniques = []
+    for turn in turns if isinstance(turns, list) else ():
+        if isinstance(turn, dict) and turn.get("role") == "assistant":
+            found = _STRATEGY.search(_text(turn.get("content")) or "")
+            techniques.append(found.group(1)[:200] if found else None)
+    number = _turn_number(entry)
+    if number is not None and 1 <= number <= len(techniques) and techniques[number - 1]:
+        return techniques[number - 1]
+    return next((t for t in reversed(techniques) if t), None)
 
 
 # A status-1 (generated) attempt line as garak writes it, told without parsing the line: its key is all the
@@ -62,6 +146,8 @@ def _judged_without_conversations(raw: bytes) -> Optional[dict[str, Any]]:
     entry, problems = strict_loads("", raw[:cut] + b"}")
     if problems or not isinstance(entry, dict) or entry.get("status") != 2:
         return None
+    if b'"role": "system"' in raw[cut:] or _multi_turn(_turns(entry.get("prompt"))):
+        return None  # a multi-turn conversation: the case keeps it, so the line is parsed in full
     last = raw.rfind(_INTENT)
     if last > cut:
         tail, problems = strict_loads("", b"{" + raw[last + 2 :])
@@ -112,8 +198,11 @@ def _attempt_problem(label: str, number: int, entry: dict[str, Any]) -> Optional
 
 
 def _slim(entry: dict[str, Any]) -> dict[str, Any]:
-    """An attempt without what the cases do not use (conversations, message metadata, ...)."""
-    notes = entry.get("notes")
+    """An attempt without what the cases do not use (single-turn conversations, message metadata, ...)."""
+    notes = _notes(entry)
+    attack = next((notes[k] for k in ATTACK_KEYS if isinstance(notes.get(k), str) and notes[k]), None)
+    previous = notes.get("previous_attempt_id")  # atkgen: each turn names the attempt before it
+    adversarial = notes.get("is_adversarial")
     return {
         "uuid": entry.get("uuid"),
         "seq": entry.get("seq"),
@@ -123,8 +212,18 @@ def _slim(entry: dict[str, Any]) -> dict[str, Any]:
         "prompt_text": _prompt_text(entry.get("prompt")),
         "outputs": [_text(o) for o in entry.get("outputs") or []],
         "detector_results": entry.get("detector_results") or {},
-        "triggers": notes.get("triggers") if isinstance(notes, dict) else None,
+        "triggers": notes.get("triggers"),
+        "attack": attack,
+        "previous": previous if isinstance(previous, str) else None,
+        "adversarial": adversarial if isinstance(adversarial, bool) else None,
+        "strategy": _strategy(entry, notes),
+        "conversations": _conversations(entry),
     }
+
+
+def _notes(entry: dict[str, Any]) -> dict[str, Any]:
+    notes = entry.get("notes")
+    return notes if isinstance(notes, dict) else {}
 
 
 def _key(entry: dict[str, Any]) -> tuple[str, str, str]:
