@@ -93,7 +93,9 @@ def test_sample_runs_are_valid_and_realistic():
     files = sample_run_files()
     assert len(files) >= 3
     models, suites = set(), {}
-    for path in files:
+    agent = [p for p in files if p.name == "mail-agent-inspect.json"]
+    assert len(agent) == 1  # the agent run imported from a real Inspect log (issue 32): checked on its own below
+    for path in (p for p in files if p not in agent):
         run = reporting.read_run(path)
         frame = reporting.cases_frame(run)
         assert 100 <= len(frame) <= 500
@@ -107,6 +109,11 @@ def test_sample_runs_are_valid_and_realistic():
     same_suite = [ids for ids in suites.values() if len(ids) >= 2]
     assert same_suite and same_suite[0][0] == same_suite[0][1]  # two versions on the same probes
     assert len(models) >= 3
+    agent_run = reporting.read_run(agent[0])
+    assert agent_run.run.source.tool == "inspect" and not reporting.build_report(agent_run).drift
+    calls = [c.function for case in agent_run.cases for m in case.messages or () for c in m.tool_calls]
+    assert "send_email" in calls  # an agent case with a tool call
+    assert any(sum(m.role == "user" for m in case.messages or ()) >= 2 for case in agent_run.cases)  # multi-turn
 
 
 def _independent_run(n=300, seed=11):
