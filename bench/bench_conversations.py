@@ -106,7 +106,8 @@ def main() -> None:
         "## Conversations (`bench/bench_conversations.py`)\n\n"
         f"The same synthetic run without and with {TURNS} turns per case (4 user, 4 assistant). Floor: the run "
         "without turns, in the same session. Read: `read_run` + `aggregate_metrics`; open: AppTest opening the "
-        "dashboard on the overview (both after the libraries are imported). Peak: the child's maximum resident set (both steps).\n\n"
+        "dashboard on the overview (both after the libraries are imported). Peak: the child's maximum resident set "
+        "(both steps).\n\n"
         "| cases | file MB (plain / turns) | read s plain | read s turns | ratio | open s plain | open s turns "
         "| ratio | peak MB plain | peak MB turns |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         + "\n".join(rows)
