@@ -39,14 +39,20 @@ def _rate(failed: int, n: int) -> dict[str, Any]:
     }
 
 
+def _named(frame: pd.DataFrame) -> tuple[Any, Optional[np.ndarray]]:
+    """The strategy column and the mask of the cases that name one (None: no case does)."""
+    if "strategy" not in frame or not len(frame):
+        return None, None
+    strategy = frame["strategy"].to_numpy(dtype=object)
+    named = np.fromiter((s is not None for s in strategy), dtype=bool, count=len(strategy))
+    return strategy, named if named.any() else None
+
+
 def by_strategy(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """Per strategy (by name): attack success with its interval, and the turns multi-turn attacks took to break
     the model (distribution as {turns: cases}, median)."""
-    if "strategy" not in frame or not len(frame):
-        return {}
-    strategy = frame["strategy"].to_numpy(dtype=object)
-    named = np.fromiter((s is not None for s in strategy), dtype=bool, count=len(strategy))
-    if not named.any():
+    strategy, named = _named(frame)
+    if named is None:
         return {}
     failed = ~frame["passed"].to_numpy(dtype=bool)
     turns = frame["user_turns"].to_numpy(dtype=np.int64) if "user_turns" in frame else np.zeros(len(frame), np.int64)
@@ -68,11 +74,8 @@ def by_strategy(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 def by_strategy_category(frame: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
     """Attack success for each strategy x category pair that has cases: {strategy: {category: figures}}."""
-    if "strategy" not in frame or not len(frame):
-        return {}
-    strategy = frame["strategy"].to_numpy(dtype=object)
-    named = np.fromiter((s is not None for s in strategy), dtype=bool, count=len(strategy))
-    if not named.any():
+    strategy, named = _named(frame)
+    if named is None:
         return {}
     pairs = pd.DataFrame(
         {
