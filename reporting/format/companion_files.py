@@ -16,7 +16,7 @@ import os
 import stat
 from typing import Any, Optional, Union
 
-from reporting.format.problems import FileTooLarge, megabytes
+from reporting.format.problems import FileTooLarge, file_kind, megabytes
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -36,15 +36,7 @@ class CompanionFileError(OSError):
 def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symbolic link (RunLens never follows a link for a file beside a run: put the file itself there)"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+    return file_kind(mode)
 
 
 def _refusal(kind: str) -> CompanionFileError:

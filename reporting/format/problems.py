@@ -100,7 +100,7 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             if regular_only or stat.S_ISDIR(info.st_mode):
-                raise NotRegularFile(0, "not a regular file (" + _file_kind(info.st_mode) + ")")
+                raise NotRegularFile(0, "not a regular file (" + file_kind(info.st_mode) + ")")
         elif info.st_size > limit:
             raise FileTooLarge(
                 f"the file is {megabytes(info.st_size)}, larger than the {megabytes(limit)} cap "
@@ -125,7 +125,8 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
         os.close(fd)
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in a problem's words."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
