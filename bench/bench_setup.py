@@ -2,7 +2,7 @@
 before the lock (pip resolving pyproject's ranges) and after it (uv installing uv.lock), with cold and warm
 package caches.
 
-    python bench/bench_setup.py [--before COMMIT] [--with-test]
+    python bench/bench_setup.py [--before COMMIT] [--with-test] [--caches cold warm]
 
 Each measurement clones the checkout afresh (`git clone`, so nothing of this checkout's .venv is seen). Cold: an
 empty uv cache and pip's cache turned off; warm: the caches a first install filled. The figures go to
@@ -75,13 +75,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", default=BEFORE)
     parser.add_argument("--with-test", action="store_true")
+    parser.add_argument("--caches", nargs="+", choices=["cold", "warm"], default=["cold", "warm"])
     args = parser.parse_args()
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         for label, commit in (("before: pip, ranges", args.before), ("after: uv, uv.lock", head.stdout.strip())):
-            for cold in (True, False):
+            for cold in [c == "cold" for c in args.caches]:
                 checkout = clone(commit, where / ("cold" if cold else "warm"))
                 env = env_for(cold, where / f"uv-cache-{commit}")
                 seconds = make_run_until_serving(checkout, env)
