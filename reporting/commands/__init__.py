@@ -6,7 +6,6 @@ starts fast."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TYPE_CHECKING, Optional
 
@@ -82,11 +81,9 @@ def mapped(run):
 
 def _refuse_overwriting_input(output: str, source: str) -> None:
     """The one overwrite guard: no verb writes over a file it reads."""
-    same = os.path.abspath(output) == os.path.abspath(source)
-    if not same and os.path.exists(output) and os.path.exists(source):
-        same = os.path.samefile(output, source)
-    if same:
+    from reporting.format.writing import refuse_companion_output, same_file
+
+    if same_file(output, source):
         raise BadInput(f"{output}: refusing to overwrite the input report; choose another output path")
-    from reporting.format.writing import refuse_companion_output
 
     refuse_companion_output(output, source)  # nor over a file kept beside it (RUN.reviews.jsonl, ...): issue 30

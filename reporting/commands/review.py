@@ -74,19 +74,13 @@ def _refuse_writing_over(args: argparse.Namespace, reviews_path: Any) -> None:
     """No output of a verb replaces the review trail it reads (``-o``, ``--html``, ``--pdf`` naming it)."""
     if reviews_path is None:
         return
-    import os
+    from reporting.format.writing import same_file
 
     for option in ("output", "html", "pdf"):
         output = getattr(args, option, None)
         if not isinstance(output, str) or not output:
             continue
-        same = os.path.abspath(output) == os.path.abspath(reviews_path)
-        if not same and os.path.lexists(output) and os.path.exists(reviews_path):
-            try:
-                same = os.path.samefile(output, reviews_path)
-            except OSError:
-                same = False
-        if same:
+        if same_file(output, reviews_path):
             raise BadInput(
                 f"{output}: refusing to write over the review file {reviews_path} (append-only: the record of who "
                 "decided what); choose another output path"

@@ -114,23 +114,31 @@ def check_output_path(path: Union[str, os.PathLike]) -> Path:
     return target
 
 
+def same_file(a: Union[str, os.PathLike], b: Union[str, os.PathLike], fold_case: bool = False) -> bool:
+    """Whether two paths name one file: the same absolute path (letter case folded when asked: a name that differs
+    only by case is the same file on macOS and Windows), or one existing file reached two ways (a link, a hard
+    link, another spelling)."""
+    left, right = os.path.normcase(os.path.abspath(a)), os.path.normcase(os.path.abspath(b))
+    if (left.lower() == right.lower()) if fold_case else left == right:
+        return True
+    if os.path.lexists(a) and os.path.lexists(b):
+        try:
+            return os.path.samefile(a, b)
+        except OSError:
+            return False
+    return False
+
+
 def refuse_companion_output(output: Union[str, os.PathLike], source: Union[str, os.PathLike]) -> None:
     """``OutputError`` when ``output`` names a companion of the input run ``source`` (``RUN.reviews.jsonl``,
     ``RUN.verdicts.jsonl``, ``RUN.rubric.yaml``, ...: docs/rubrics.md, docs/review.md), whether or not it exists:
     an output there would replace the run's review trail or judges' verdicts, or be read as one."""
     from reporting.format.folders import COMPANION_SUFFIXES, run_stem
 
-    wanted = os.path.normcase(os.path.abspath(output))
     stem = run_stem(Path(source))
     for suffix in COMPANION_SUFFIXES:
         companion = stem.with_name(stem.name + suffix)
-        same = wanted.lower() == os.path.normcase(os.path.abspath(companion)).lower()
-        if not same and os.path.lexists(output) and os.path.lexists(companion):
-            try:
-                same = os.path.samefile(output, companion)
-            except OSError:
-                same = False
-        if same:
+        if same_file(output, companion, fold_case=True):
             raise OutputError(
                 f"{output}: refusing to write over {companion.name}, a file kept beside the input run {source} "
                 "(its review trail, verdicts or rubric); choose another output path"
