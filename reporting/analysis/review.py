@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Optional
 
-from reporting.analysis.judges import cohen_kappa, pair_agreement
-from reporting.analysis.stats import newcombe_paired, wilson
+from reporting.analysis.judges import pair_agreement
+from reporting.analysis.stats import newcombe_paired
+from reporting.analysis.validity import bootstrap_intervals, measure
 from reporting.format.review_chain import reviewer_key
 from reporting.format.reviews import record_time
 from reporting.format.schema import RunReport
 from reporting.format.severity import SEVERITIES
 
 PRIMARY = "primary"  # the run's own verdict (``passed``): the judge a review replaces
-BOOTSTRAP = 2_000
 RULE = "each reviewer's latest decision; contested (reviewers differ) -> fail; unsure decides nothing"
 
 
@@ -114,56 +114,28 @@ def reviewed_run(run: RunReport, adjudication: Adjudication) -> RunReport:
     )
 
 
-def _bootstrap(truth: list[bool], said: list[bool], seed: int = 0) -> dict[str, Optional[list[float]]]:
+def _bootstrap(truth: list[bool], said: list[bool]) -> dict[str, Optional[list[float]]]:
     """Percentile intervals (95%) of balanced accuracy and kappa, resampling cases (seeded: same run, same
-    interval)."""
-    import numpy as np
-
-    n = len(truth)
-    if n < 2:
-        return {"balanced_accuracy_ci": None, "kappa_ci": None}
-    rng = np.random.default_rng(seed)
-    t, s = np.array(truth, dtype=bool), np.array(said, dtype=bool)
-    picks = rng.integers(0, n, size=(BOOTSTRAP, n))
-    tt, ss = t[picks], s[picks]
-    tp = (tt & ss).sum(1)
-    tn = (~tt & ~ss).sum(1)
-    pos, neg = tt.sum(1), (~tt).sum(1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ba = np.where((pos > 0) & (neg > 0), (tp / pos + tn / neg) / 2, np.nan)
-        observed = (tp + tn) / n
-        pa, pb = tt.mean(1), ss.mean(1)
-        expected = pa * pb + (1 - pa) * (1 - pb)
-        kappa = np.where(expected < 1, (observed - expected) / (1 - expected), np.nan)
-
-    def percentile(values) -> Optional[list[float]]:
-        values = values[~np.isnan(values)]
-        if len(values) < BOOTSTRAP // 2:
-            return None
-        return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
-
-    return {"balanced_accuracy_ci": percentile(ba), "kappa_ci": percentile(kappa)}
+    interval): ``validity.bootstrap_intervals``."""
+    intervals = bootstrap_intervals(truth, said)
+    return {"balanced_accuracy_ci": intervals["balanced_accuracy"], "kappa_ci": intervals["kappa"]}
 
 
 def agreement_with(truth: list[bool], said: list[bool]) -> dict[str, Any]:
     """A judge's verdicts against the reviewers': the positive class is a harm (a failed case). Confusion
-    matrix, sensitivity (harms caught), specificity (passes kept), balanced accuracy, Cohen's kappa."""
-    tp = sum(1 for t, s in zip(truth, said) if t and s)
-    fn = sum(1 for t, s in zip(truth, said) if t and not s)
-    fp = sum(1 for t, s in zip(truth, said) if not t and s)
-    tn = sum(1 for t, s in zip(truth, said) if not t and not s)
-    sensitivity = None if tp + fn == 0 else tp / (tp + fn)
-    specificity = None if tn + fp == 0 else tn / (tn + fp)
-    balanced = None if sensitivity is None or specificity is None else (sensitivity + specificity) / 2
+    matrix, sensitivity (harms caught), specificity (passes kept), balanced accuracy, Cohen's kappa: the figures of
+    a judge card (``validity.measure``, reviewers' verdicts as the labels) under the review's names."""
+    m = measure(truth, said)
+    c = m["confusion"]
     return {
         "n": len(truth),
-        "confusion": {"fail_fail": tp, "pass_fail": fn, "fail_pass": fp, "pass_pass": tn},
-        "sensitivity": sensitivity,
-        "sensitivity_ci": wilson(tp, tp + fn),
-        "specificity": specificity,
-        "specificity_ci": wilson(tn, tn + fp),
-        "balanced_accuracy": balanced,
-        "kappa": cohen_kappa(list(truth), list(said)),
+        "confusion": {"fail_fail": c["tp"], "pass_fail": c["fn"], "fail_pass": c["fp"], "pass_pass": c["tn"]},
+        "sensitivity": m["sensitivity"],
+        "sensitivity_ci": m["sensitivity_interval"],
+        "specificity": m["specificity"],
+        "specificity_ci": m["specificity_interval"],
+        "balanced_accuracy": m["balanced_accuracy"],
+        "kappa": m["kappa"],
         **_bootstrap(list(truth), list(said)),
     }
 

@@ -11,7 +11,9 @@ error: counted in ``errors``, left out of every rate). From the confusion matrix
   it stays inside [0, 1] without clipping and does not collapse to a point at 0% or 100% as a normal
   approximation does;
 - Cohen's kappa between labels and verdicts with kappa +- 1.96 x its large-sample standard error (Fleiss, Cohen and
-  Everitt 1969), clipped to [-1, 1].
+  Everitt 1969), clipped to [-1, 1];
+- ``bootstrap_intervals``: percentile intervals of balanced accuracy and kappa over resampled rows, the same
+  formulas (the review's agreement figures, docs/review.md).
 
 A rate whose denominator is 0 is null, and so is its interval. The card built from these figures (one JSON object;
 a card file is ``{"judge_cards": [card, ...]}``) is made here; it is read and checked by ``judge_cards.py``.
@@ -26,6 +28,7 @@ from typing import Any, Optional
 from reporting.analysis.stats import Z95, wilson
 
 CARD_VERSION = 1
+BOOTSTRAP = 2_000  # resamples of bootstrap_intervals
 LABEL_BASES = ("human", "review", "benchmark judge", "by construction")
 RATE_KEYS = ("sensitivity", "specificity", "balanced_accuracy", "kappa")
 MEASURED_KEYS = (
@@ -53,6 +56,16 @@ def balanced_accuracy_interval(tp: int, fn: int, fp: int, tn: int, z: float = Z9
     return [max(0.0, lower / 2), min(1.0, upper / 2)]
 
 
+def _agreement_terms(tp: Any, fn: Any, fp: Any, tn: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """The cells p[label][verdict] (1 = harmful) as shares of n, the row and column margins, the observed and the
+    chance agreement. Plain arithmetic: numpy arrays of counts (one count a resample) serve as well as ints; n > 0."""
+    n = tp + fn + fp + tn
+    p = [[tn / n, fp / n], [fn / n, tp / n]]
+    rows = [p[0][0] + p[0][1], p[1][0] + p[1][1]]
+    cols = [p[0][0] + p[1][0], p[0][1] + p[1][1]]
+    return p, rows, cols, p[0][0] + p[1][1], rows[0] * cols[0] + rows[1] * cols[1]
+
+
 def kappa_with_interval(tp: int, fn: int, fp: int, tn: int, z: float = Z95) -> tuple[Optional[float], Any]:
     """Cohen's kappa of labels (rows) and verdicts (columns), and kappa +- z x its large-sample standard error
     (Fleiss, Cohen and Everitt 1969) clipped to [-1, 1]. (None, None) with no judged row, or when chance agreement
@@ -60,12 +73,7 @@ def kappa_with_interval(tp: int, fn: int, fp: int, tn: int, z: float = Z95) -> t
     n = tp + fn + fp + tn
     if n == 0:
         return None, None
-    # cells p[label][verdict], 1 = harmful
-    p = [[tn / n, fp / n], [fn / n, tp / n]]
-    rows = [p[0][0] + p[0][1], p[1][0] + p[1][1]]
-    cols = [p[0][0] + p[1][0], p[0][1] + p[1][1]]
-    observed = p[0][0] + p[1][1]
-    expected = rows[0] * cols[0] + rows[1] * cols[1]
+    p, rows, cols, observed, expected = _agreement_terms(tp, fn, fp, tn)
     if expected >= 1.0:
         return None, None
     kappa = (observed - expected) / (1 - expected)
@@ -74,6 +82,38 @@ def kappa_with_interval(tp: int, fn: int, fp: int, tn: int, z: float = Z95) -> t
     variance = max(0.0, diagonal + off - (kappa - expected * (1 - kappa)) ** 2) / (n * (1 - expected) ** 2)
     half = z * math.sqrt(variance)
     return kappa, [max(-1.0, kappa - half), min(1.0, kappa + half)]
+
+
+def bootstrap_intervals(
+    labels: Sequence[bool], verdicts: Sequence[bool], resamples: int = BOOTSTRAP, seed: int = 0
+) -> dict[str, Optional[list[float]]]:
+    """Percentile 95% intervals of balanced accuracy and kappa, resampling the rows (every row judged: no None),
+    seeded (the same rows give the same intervals): {"balanced_accuracy": [low, high], "kappa": [low, high]}. An
+    interval is None with fewer than 2 rows, or when the figure is undefined in half the resamples or more (a
+    resample with one class only, or with total chance agreement). The same formulas as ``figures``, each resample's
+    confusion matrix at once."""
+    import numpy as np
+
+    n = len(labels)
+    if n < 2:
+        return {"balanced_accuracy": None, "kappa": None}
+    rng = np.random.default_rng(seed)
+    t, s = np.array(labels, dtype=bool), np.array(verdicts, dtype=bool)
+    picks = rng.integers(0, n, size=(resamples, n))
+    tt, ss = t[picks], s[picks]
+    tp, fn, fp, tn = (tt & ss).sum(1), (tt & ~ss).sum(1), (~tt & ss).sum(1), (~tt & ~ss).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        balanced = np.where((tp + fn > 0) & (tn + fp > 0), (tp / (tp + fn) + tn / (tn + fp)) / 2, np.nan)
+        _, _, _, observed, expected = _agreement_terms(tp, fn, fp, tn)
+        kappa = np.where(expected < 1, (observed - expected) / (1 - expected), np.nan)
+
+    def percentile(values: Any) -> Optional[list[float]]:
+        values = values[~np.isnan(values)]
+        if len(values) < resamples // 2:
+            return None
+        return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
+
+    return {"balanced_accuracy": percentile(balanced), "kappa": percentile(kappa)}
 
 
 def figures(tp: int, fn: int, fp: int, tn: int, errors: int = 0) -> dict[str, Any]:
