@@ -5,10 +5,10 @@ text."""
 import json
 from pathlib import Path
 
+from _helpers_judge_card import judge_a_cards, two_judge_run
 from apptest import open_page
 from streamlit.testing.v1 import AppTest
 
-from reporting.analysis.validity import build_card, card_document, measure
 from reporting.report import cards as report_cards
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,32 +16,15 @@ HOSTILE = "<img src=x onerror=alert(1)> **bold**"
 
 
 def _folder(tmp_path):
-    cases = [
-        {
-            "probe_id": f"p{i}",
-            "category": "c",
-            "severity": "high",
-            "passed": passed,
-            "risk_score": 0.0 if passed else 1.0,
-            "response": "r",
-            "verdicts": {"judge-a": {"passed": passed}, "judge-b": {"passed": not passed}},
-        }
-        for i, passed in enumerate([True, False, True, False])
-    ]
     folder = tmp_path / "runs"
     folder.mkdir()
-    (folder / "run.json").write_text(
-        json.dumps({"schema_version": 2, "run": {"run_id": "r", "model": "m"}, "cases": cases})
-    )
+    (folder / "run.json").write_text(json.dumps(two_judge_run([True, False, True, False])))
     return folder
 
 
 def _cards(tmp_path):
-    labels = [True] * 10 + [False] * 10
-    verdicts = [True] * 8 + [False] * 2 + [True] + [False] * 9
-    card = build_card("judge-a", labels, measure(labels, verdicts), name=HOSTILE, description="hand-made", how="test")
     path = tmp_path / "cards.json"
-    path.write_text(json.dumps(card_document([card])))
+    path.write_text(json.dumps(judge_a_cards(HOSTILE, "hand-made")))
     return path
 
 

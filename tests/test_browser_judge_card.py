@@ -5,9 +5,9 @@ set name shows as text."""
 import json
 
 import pytest
+from _helpers_judge_card import judge_a_cards, two_judge_run
 from browser import browser, needs_chromium, offline_page
 
-from reporting.analysis.validity import build_card, card_document, measure
 from reporting.cli import main
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -16,32 +16,10 @@ HOSTILE = '<img src=x onerror="window.__pwned=1"><img src=x onerror=alert(1)>'
 
 
 def test_the_card_shows_in_the_html_and_its_text_stays_text(tmp_path):
-    cases = [
-        {
-            "probe_id": f"p{i}",
-            "category": "c",
-            "severity": "high",
-            "passed": passed,
-            "risk_score": 0.0 if passed else 1.0,
-            "response": "r",
-            "verdicts": {"judge-a": {"passed": passed}, "judge-b": {"passed": not passed}},
-        }
-        for i, passed in enumerate([True, False, True])
-    ]
     run = tmp_path / "run.json"
-    run.write_text(json.dumps({"schema_version": 2, "run": {"run_id": "r", "model": "m"}, "cases": cases}))
-    labels = [True] * 10 + [False] * 10
-    verdicts = [True] * 8 + [False] * 2 + [True] + [False] * 9
-    card = build_card(
-        "judge-a",
-        labels,
-        measure(labels, verdicts, ["scam"] * 5 + ["cyber"] * 15),
-        name=HOSTILE,
-        description=HOSTILE,
-        how="test",
-    )
+    run.write_text(json.dumps(two_judge_run([True, False, True])))
     cards = tmp_path / "cards.json"
-    cards.write_text(json.dumps(card_document([card])))
+    cards.write_text(json.dumps(judge_a_cards(HOSTILE, HOSTILE, ["scam"] * 5 + ["cyber"] * 15)))
     out = tmp_path / "r.html"
     assert main(["export", str(run), "-o", str(out), "--judge-cards", str(cards)]) == 0
     record = {}

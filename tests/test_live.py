@@ -5,12 +5,10 @@ the counts rise, only the new bytes are read, and a torn line is a problem only 
 
 import json
 import os
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
+from _helpers_live import GARAK, ROOT, step, stop, writer
 from conftest import HAND_CASES
 
 from reporting.analysis.live import LiveTally, live_figures, progress_line, rate_text
@@ -18,10 +16,6 @@ from reporting.analysis.metrics import aggregate_metrics
 from reporting.format.growing import GrowingRun, kind_of
 from reporting.format.reading import load_run
 from reporting.format.synthetic import synthetic_run
-
-ROOT = Path(__file__).resolve().parent.parent
-GARAK = ROOT / "tests" / "fixtures" / "garak" / "peers_repeat_small.report.jsonl"
-WRITER = ROOT / "tests" / "live_writer.py"
 
 
 class Clock:
@@ -48,21 +42,6 @@ def whole(data: bytes, label: str):
 
 def dumped(cases, drop_error: bool = False):
     return [{**c.model_dump(), **({"error": bool(c.error)} if drop_error else {})} for c in cases]
-
-
-def writer(src: Path, dest: Path, chunks: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(WRITER), str(src), str(dest), str(chunks)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-
-
-def step(process: subprocess.Popen) -> int:
-    process.stdin.write("next\n")
-    process.stdin.flush()
-    return int(process.stdout.readline().split()[1])
 
 
 @pytest.mark.parametrize("kind", ["garak", "runlens"])
@@ -104,8 +83,7 @@ def test_a_writer_process_appends_and_every_step_equals_a_whole_read(tmp_path, k
             # kept up to date, counting each settled case once: the same figures as counting them all afresh
             assert tally.figures(live.run.cases, live.stable, live.settled) == figures
     finally:
-        process.stdin.close()
-        process.wait(timeout=30)
+        stop(process)
     assert torn_seen >= 6  # every chunk but the last ended in a torn line
     assert counts == sorted(counts) and counts[0] < counts[-1]  # the counts rose
     final = load_run(data, name="live")

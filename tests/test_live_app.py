@@ -5,34 +5,13 @@ problem."""
 
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
+from _helpers_live import GARAK, ROOT, growing_folder, step, stop, writer
 from apptest import open_page
 from streamlit.testing.v1 import AppTest
 
 from reporting.format.reading import load_run
 from reporting.format.synthetic import synthetic_run
-
-ROOT = Path(__file__).resolve().parent.parent
-GARAK = ROOT / "tests" / "fixtures" / "garak" / "peers_repeat_small.report.jsonl"
-WRITER = ROOT / "tests" / "live_writer.py"
-
-
-def writer(src: Path, dest: Path, chunks: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(WRITER), str(src), str(dest), str(chunks)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-
-
-def step(process: subprocess.Popen) -> int:
-    process.stdin.write("next\n")
-    process.stdin.flush()
-    return int(process.stdout.readline().split()[1])
 
 
 def shown_total(at: AppTest) -> int:
@@ -45,12 +24,7 @@ def progress(at: AppTest) -> str:
 
 
 def test_the_dashboard_sees_a_garak_run_grow(tmp_path, monkeypatch):
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    dest = runs / "live.report.jsonl"
-    dest.write_bytes(b"")
-    monkeypatch.setenv("REPORTING_RUNS_DIR", str(runs))
-    monkeypatch.chdir(ROOT)
+    dest = growing_folder(tmp_path, monkeypatch, "live.report.jsonl")
     process = writer(GARAK, dest, 5)
     try:
         step(process)
@@ -68,8 +42,7 @@ def test_the_dashboard_sees_a_garak_run_grow(tmp_path, monkeypatch):
             assert next(r for r in at.sidebar.radio if r.label == "Outcome").value == "fail"  # the filter stayed
             assert any(s.value == "Pass rate over the run" for s in at.subheader)
     finally:
-        process.stdin.close()
-        process.wait(timeout=30)
+        stop(process)
     whole = load_run(GARAK.read_bytes(), name="live").run
     assert totals == sorted(totals) and totals[0] < totals[-1] == len(whole.cases)
     assert "in progress" not in progress(at)  # garak's completion line: the run is done
@@ -80,12 +53,7 @@ def test_the_dashboard_sees_a_garak_run_grow(tmp_path, monkeypatch):
 def test_the_dashboard_sees_a_runlens_run_grow(tmp_path, monkeypatch):
     src = tmp_path / "src.jsonl"
     src.write_text("".join(json.dumps(c) + "\n" for c in synthetic_run(300)["cases"]))
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    dest = runs / "live.jsonl"
-    dest.write_bytes(b"")
-    monkeypatch.setenv("REPORTING_RUNS_DIR", str(runs))
-    monkeypatch.chdir(ROOT)
+    dest = growing_folder(tmp_path, monkeypatch, "live.jsonl")
     process = writer(src, dest, 3)
     try:
         step(process)
@@ -103,8 +71,7 @@ def test_the_dashboard_sees_a_runlens_run_grow(tmp_path, monkeypatch):
             assert at.text_input(key="case_probe_id").value == first  # the page and the case shown stayed
             assert any(first in t.value for t in at.text) or any(first in c.value for c in at.code)
     finally:
-        process.stdin.close()
-        process.wait(timeout=30)
+        stop(process)
     assert counts == sorted(counts) and counts[0] < counts[-1] == 300
 
 
@@ -117,12 +84,7 @@ def test_a_large_growing_run_keeps_its_pages_figures_a_little_longer(tmp_path, m
     monkeypatch.setattr(live, "SLOW_PAGES", 0.0)
     src = tmp_path / "src.jsonl"
     src.write_text("".join(json.dumps(c) + "\n" for c in synthetic_run(200)["cases"]))
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    dest = runs / "live.jsonl"
-    dest.write_bytes(b"")
-    monkeypatch.setenv("REPORTING_RUNS_DIR", str(runs))
-    monkeypatch.chdir(ROOT)
+    dest = growing_folder(tmp_path, monkeypatch, "live.jsonl")
     process = writer(src, dest, 2)
     try:
         step(process)
@@ -131,8 +93,7 @@ def test_a_large_growing_run_keeps_its_pages_figures_a_little_longer(tmp_path, m
         step(process)
         at.run()
     finally:
-        process.stdin.close()
-        process.wait(timeout=30)
+        stop(process)
     assert shown_total(at) == before < 200  # the pages: the figures made first
     assert re.search(
         rf"in progress: 200 cases so far.* The figures below are of its first {before} cases", progress(at)
