@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import struct
 import subprocess
 import sys
@@ -15,34 +14,13 @@ import zlib
 from pathlib import Path
 
 import pytest
+from _helpers_cli import ROOT, assert_listed, cli
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GARAK = FIXTURES / "garak" / "analyze_test.report.jsonl"
 PROMPTFOO = FIXTURES / "promptfoo" / "promptfoo.json"
 INSPECT = FIXTURES / "inspect" / "cli_mockllm_default.json"
 SAMPLE = ROOT / "sample_runs" / "acme-assistant-v1.json"
-
-
-def cli(*args, env=None, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "reporting", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
-
-
-def assert_listed(result, path, *words):
-    """Exit 2 with a message line naming the file and each of ``words``; never a traceback or internal error."""
-    err = result.stderr
-    assert result.returncode == 2, (result.returncode, err[-2000:])
-    assert "Traceback" not in err and "internal error" not in err.lower(), err[-2000:]
-    assert str(path) in err, err[-2000:]
-    for word in words:
-        assert word in err, (word, err[-2000:])
 
 
 # --- garak, promptfoo and Inspect files, made hostile ---------------------------------------------------------
