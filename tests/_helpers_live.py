@@ -1,11 +1,15 @@
-"""Helpers of the live-run tests (test_live.py, test_live_app.py): the garak fixture a writer replays, the writer
-process (tests/live_writer.py) started and stepped one chunk at a time, and a runs folder whose file is still empty."""
+"""Helpers of the live-run tests (test_live.py, test_live_app.py): the runs a writer replays (garak's fixture, a
+synthetic JSON Lines run), the writer process (tests/live_writer.py) started and stepped one chunk at a time, a
+runs folder whose file is still empty, and the dashboard on it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
 GARAK = ROOT / "tests" / "fixtures" / "garak" / "peers_repeat_small.report.jsonl"
@@ -35,6 +39,15 @@ def stop(process: subprocess.Popen) -> None:
     process.wait(timeout=30)
 
 
+def synthetic_jsonl(tmp_path: Path, cases: int) -> Path:
+    """A synthetic RunLens run of ``cases`` cases as JSON Lines, for a writer to replay."""
+    from reporting.format.synthetic import synthetic_run
+
+    src = tmp_path / "src.jsonl"
+    src.write_text("".join(json.dumps(c) + "\n" for c in synthetic_run(cases)["cases"]))
+    return src
+
+
 def growing_folder(tmp_path: Path, monkeypatch, name: str) -> Path:
     """An empty run file ``name`` in a runs folder the dashboard is pointed at (REPORTING_RUNS_DIR; the checkout as
     the working folder, as app.py is run)."""
@@ -45,3 +58,8 @@ def growing_folder(tmp_path: Path, monkeypatch, name: str) -> Path:
     monkeypatch.setenv("REPORTING_RUNS_DIR", str(runs))
     monkeypatch.chdir(ROOT)
     return dest
+
+
+def dashboard() -> AppTest:
+    """app.py in AppTest, run once."""
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()

@@ -6,12 +6,11 @@ problem."""
 import json
 import re
 
-from _helpers_live import GARAK, ROOT, growing_folder, step, stop, writer
+from _helpers_live import GARAK, ROOT, dashboard, growing_folder, step, stop, synthetic_jsonl, writer
 from apptest import open_page
 from streamlit.testing.v1 import AppTest
 
 from reporting.format.reading import load_run
-from reporting.format.synthetic import synthetic_run
 
 
 def shown_total(at: AppTest) -> int:
@@ -28,7 +27,7 @@ def test_the_dashboard_sees_a_garak_run_grow(tmp_path, monkeypatch):
     process = writer(GARAK, dest, 5)
     try:
         step(process)
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        at = dashboard()
         assert not at.exception and not at.error, [e.value for e in at.error]
         first = shown_total(at)
         assert re.search(r"in progress: [\d,]+ attempts so far, the last \d+ s ago", progress(at)), progress(at)
@@ -51,13 +50,12 @@ def test_the_dashboard_sees_a_garak_run_grow(tmp_path, monkeypatch):
 
 
 def test_the_dashboard_sees_a_runlens_run_grow(tmp_path, monkeypatch):
-    src = tmp_path / "src.jsonl"
-    src.write_text("".join(json.dumps(c) + "\n" for c in synthetic_run(300)["cases"]))
+    src = synthetic_jsonl(tmp_path, 300)
     dest = growing_folder(tmp_path, monkeypatch, "live.jsonl")
     process = writer(src, dest, 3)
     try:
         step(process)
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        at = dashboard()
         counts = [shown_total(at)]
         assert "in progress: " in progress(at) and " cases so far" in progress(at)
         open_page(at, "cases").run()
@@ -82,13 +80,12 @@ def test_a_large_growing_run_keeps_its_pages_figures_a_little_longer(tmp_path, m
 
     monkeypatch.setattr(live, "PAGES_EVERY", 1e12)
     monkeypatch.setattr(live, "SLOW_PAGES", 0.0)
-    src = tmp_path / "src.jsonl"
-    src.write_text("".join(json.dumps(c) + "\n" for c in synthetic_run(200)["cases"]))
+    src = synthetic_jsonl(tmp_path, 200)
     dest = growing_folder(tmp_path, monkeypatch, "live.jsonl")
     process = writer(src, dest, 2)
     try:
         step(process)
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        at = dashboard()
         before = shown_total(at)
         step(process)
         at.run()
@@ -114,7 +111,7 @@ def test_the_review_card_keeps_its_case_while_a_growing_run_puts_a_worse_failure
     live.write_text("".join(json.dumps(c) + "\n" for c in (case("a", False, 0.7, "low"), case("b", True, 0.1, "low"))))
     monkeypatch.setenv("REPORTING_RUNS_DIR", str(runs))
     monkeypatch.chdir(ROOT)
-    at = open_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run(), "review").run()
+    at = open_page(dashboard(), "review").run()
     assert not at.exception
     assert any(t.value.startswith("probe a  |") for t in at.text)
     with live.open("a") as handle:  # the harness writes a worse failure

@@ -53,20 +53,21 @@ def garak_field(**fields):
     return change
 
 
-def promptfoo_with(tmp_path: Path, name: str, change) -> Path:
-    document = json.loads(PROMPTFOO.read_text())
+def edited(source: Path, tmp_path: Path, name: str, change) -> Path:
+    """``source``'s JSON document changed in place by ``change``, written as ``name``.json."""
+    document = json.loads(source.read_text())
     change(document)
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(document))
     return path
 
 
+def promptfoo_with(tmp_path: Path, name: str, change) -> Path:
+    return edited(PROMPTFOO, tmp_path, name, change)
+
+
 def inspect_with(tmp_path: Path, name: str, change) -> Path:
-    log = json.loads(INSPECT.read_text())
-    change(log)
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps(log))
-    return path
+    return edited(INSPECT, tmp_path, name, change)
 
 
 def nested(depth: int) -> str:
