@@ -148,7 +148,7 @@ def framework_figures(
     ``passed``, ``failed``, ``errors`` (cases with no verdict, not in the rate), ``pass_rate`` (None when n = 0),
     ``interval`` (Wilson 95% of the pass rate, None when n = 0), ``worst_failing_severity`` (None without a failure
     of a known tier) and ``failing_case_ids`` (in the columns' order). Columns are per case, all the same length."""
-    from reporting.analysis.stats import wilson
+    from reporting.analysis.figures import proportion
 
     catalog = catalog or builtin_catalog()
     count = len(case_ids)
@@ -209,8 +209,8 @@ def framework_figures(
                 "passed": tally.passed,
                 "failed": tally.failed,
                 "errors": tally.errors,
-                "pass_rate": tally.passed / n if n else None,
-                "interval": wilson(tally.passed, n) if n else None,
+                "pass_rate": proportion(tally.passed, n)[0],
+                "interval": proportion(tally.passed, n)[1],
                 "worst_failing_severity": SEVERITIES[tally.worst] if tally.worst >= 0 else None,
                 "failing_case_ids": [str(case_ids[i]) for i in heapq.merge(*failing.get((framework.id, item.id), ()))],
             }

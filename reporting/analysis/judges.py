@@ -13,6 +13,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from reporting.analysis.figures import proportion
 from reporting.analysis.stats import wilson
 
 
@@ -57,8 +58,8 @@ def judge_figures(frame: pd.DataFrame, by_judge: Optional[dict[str, dict[Any, Op
             "passed": passed,
             "failed": failed,
             "errors": len(values) - judged,
-            "pass_rate": None if judged == 0 else passed / judged,
-            "pass_rate_ci": wilson(passed, judged),
+            "pass_rate": proportion(passed, judged)[0],
+            "pass_rate_ci": proportion(passed, judged)[1],
         }
     return result
 

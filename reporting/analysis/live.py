@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from reporting.analysis.stats import wilson
+from reporting.analysis.figures import proportion
 from reporting.format.schema import Case
 
 PER = 100  # cases per point of the pass rate over time
@@ -78,8 +78,8 @@ class LiveTally:
             "passed": passed,
             "failed": failed,
             "errors": len(cases) - evaluated,
-            "pass_rate": passed / evaluated if evaluated else None,
-            "pass_rate_ci": wilson(passed, evaluated),
+            "pass_rate": proportion(passed, evaluated)[0],
+            "pass_rate_ci": proportion(passed, evaluated)[1],
             "series": series,
             "newest_failures": [_failure(cases[i]) for i in reversed(failures)],
         }
@@ -90,8 +90,8 @@ class LiveTally:
             "first": k * self.per + 1,
             "last": min(cases, (k + 1) * self.per),
             "evaluated": judged,
-            "pass_rate": ok / judged if judged else None,
-            "pass_rate_ci": wilson(ok, judged),
+            "pass_rate": proportion(ok, judged)[0],
+            "pass_rate_ci": proportion(ok, judged)[1],
         }
 
 

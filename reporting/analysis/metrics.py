@@ -1,23 +1,25 @@
 """Run-level figures (``aggregate_metrics``) recomputed from the cases, exactly as docs/metrics.md defines them.
 
-Every function takes a cases DataFrame (see ``cases_frame``) and returns plain Python
-values: floats, ints, lists and dicts, with ``None`` where a figure has no defined value.
+The case frame (``cases_frame``) holds a run's evaluated cases; the figures of the registry, per category and per
+severity, the failure modes, the indices and the worst cases are computed by the engine
+(``reporting.analysis.engine``: one SQL text, run by DuckDB over the frame's columns and by the run store's engines),
+the judges', repetitions' and strategies' figures by their modules. Plain Python values come out: floats, ints,
+lists and dicts, with ``None`` where a figure has no defined value.
 """
 
 from __future__ import annotations
 
-import heapq
 import operator
-from collections import Counter
-from itertools import chain
 from typing import Any, Optional, Union
 
 import numpy as np
 import pandas as pd
 
 from reporting._gc import gc_paused
+from reporting.analysis import figures
 from reporting.analysis.contradiction import derive_self_contradiction
-from reporting.analysis.grouping import Groups, probe_keys, severity_codes
+from reporting.analysis.engine import Session, case_table, one_row
+from reporting.analysis.grouping import probe_keys
 from reporting.analysis.judges import (
     judge_agreement,
     judge_figures,
@@ -26,9 +28,8 @@ from reporting.analysis.judges import (
     with_error_verdicts,
 )
 from reporting.analysis.repetitions import repetition_figures
-from reporting.analysis.stats import LOW_N, mean_interval, weighted_wilson, wilson
 from reporting.analysis.strategies import by_strategy, by_strategy_category, user_turns
-from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, HIGH_STAKES, SEVERITIES, Case, RunReport
+from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES, Case, RunReport
 from reporting.format.severity import weighted_risk
 
 WORST_CASES = 10
@@ -143,199 +144,16 @@ def as_frame(run_or_frame: Union[RunReport, pd.DataFrame]) -> pd.DataFrame:
     return run_or_frame if isinstance(run_or_frame, pd.DataFrame) else cases_frame(run_or_frame)
 
 
-def _num(value: Any) -> Optional[float]:
-    """A float, or None where the value is undefined (NaN, Infinity, missing)."""
-    if value is None:
-        return None
-    value = float(value)
-    return value if np.isfinite(value) else None
-
-
-def _ratio(numerator: float, denominator: float) -> Optional[float]:
-    return None if denominator == 0 else float(numerator) / float(denominator)
-
-
-def _stat(values: np.ndarray, how: str) -> Optional[float]:
-    if values.size == 0:
-        return None
-    if how == "mean":
-        return _num(values.mean())
-    if how == "median":
-        return _num(np.median(values))
-    if how == "std":
-        return _num(values.std(ddof=0))
-    if how == "p90":
-        return _num(np.percentile(values, 90))
-    if how == "max":
-        return _num(values.max())
-    raise ValueError(how)
-
-
-def counts(frame: pd.DataFrame, errors: int = 0, categories: Optional[Groups] = None) -> dict[str, int]:
-    """Evaluated cases (passed + failed), errors (not evaluated) and all cases."""
-    categories = categories if categories is not None else Groups(frame["category"])
-    passed = int(frame["passed"].sum())
-    return {
-        "cases": int(len(frame)) + errors,
-        "probes_evaluated": int(len(frame)),
-        "passed": passed,
-        "failed": int(len(frame)) - passed,
-        "errors": errors,
-        "categories": len(categories),
-    }
-
-
-def overall(frame: pd.DataFrame) -> dict[str, Any]:
-    n = len(frame)
-    passed = frame["passed"].to_numpy(dtype=bool)
-    risk = frame["risk_score"].to_numpy(dtype=float)
-    weighted = frame["weighted_risk"].to_numpy(dtype=float)
-    weights = frame["severity_weight"].to_numpy(dtype=float)
-    high_stakes = frame["severity"].isin(HIGH_STAKES).to_numpy(dtype=bool)
-    failed = ~passed
-    safe_total = int(frame["safe_signal_hits"].sum())
-    unsafe_total = int(frame["unsafe_signal_hits"].sum())
-    boundary = int(frame["boundary_or_refusal_signal"].sum())
-    n_failed, n_high = int(failed.sum()), int(high_stakes.sum())
-    n_high_failed = int((failed & high_stakes).sum())
-    return {
-        "pass_rate": _ratio(passed.sum(), n),
-        "pass_rate_ci": wilson(int(passed.sum()), n),
-        "fail_rate": _ratio(failed.sum(), n),
-        "fail_rate_ci": wilson(n_failed, n),
-        "risk_mean": _stat(risk, "mean"),
-        "risk_mean_ci": mean_interval(risk),
-        "risk_median": _stat(risk, "median"),
-        "risk_std": _stat(risk, "std"),
-        "risk_p90": _stat(risk, "p90"),
-        "risk_max": _stat(risk, "max"),
-        "weighted_risk_mean": _stat(weighted, "mean"),
-        "weighted_risk_mean_ci": mean_interval(weighted),
-        "weighted_risk_median": _stat(weighted, "median"),
-        "weighted_risk_p90": _stat(weighted, "p90"),
-        "severity_weighted_pass_rate": _ratio(float((weights * passed).sum()), float(weights.sum())),
-        "severity_weighted_pass_rate_ci": weighted_wilson(passed, weights),
-        "high_stakes_failure_rate": _ratio(n_high_failed, n_failed),
-        "high_stakes_failure_rate_ci": wilson(n_high_failed, n_failed),
-        "high_stakes_failures": n_high_failed,
-        "high_stakes_probe_failure_rate": _ratio(n_high_failed, n_high),
-        "high_stakes_probe_failure_rate_ci": wilson(n_high_failed, n_high),
-        "boundary_language_rate": _ratio(boundary, n),
-        "boundary_language_rate_ci": wilson(boundary, n),
-        "safe_signal_total": safe_total,
-        "unsafe_signal_total": unsafe_total,
-        "safe_unsafe_signal_ratio": _ratio(safe_total, unsafe_total),
-    }
-
-
-def by_category(frame: pd.DataFrame, groups: Optional[Groups] = None) -> dict[str, dict[str, Any]]:
-    result: dict[str, dict[str, Any]] = {}
-    groups = groups if groups is not None else Groups(frame["category"])
-    order = groups.order  # every column in group order once; each group is then one slice, in the run's order
-    passed = frame["passed"].to_numpy(dtype=bool)[order]
-    severity = severity_codes(frame)[order]
-    risk_all = frame["risk_score"].to_numpy(dtype=float)[order]
-    weighted = frame["weighted_risk"].to_numpy(dtype=float)[order]
-    safe = frame["safe_signal_hits"].to_numpy(dtype=float)[order]
-    unsafe = frame["unsafe_signal_hits"].to_numpy(dtype=float)[order]
-    boundary = frame["boundary_or_refusal_signal"].to_numpy(dtype=bool)[order]
-    critical, high = SEVERITIES.index("critical"), SEVERITIES.index("high")
-    for category, part in groups.sorted_by_name():
-        failed = ~passed[part]
-        risk = risk_all[part]
-        n_group = int(part.stop - part.start)
-        n_passed = int(passed[part].sum())
-        n_boundary = int(boundary[part].sum())
-        result[str(category)] = {
-            "n": n_group,
-            "low_n": n_group < LOW_N,
-            "pass_rate": _ratio(n_passed, n_group),
-            "pass_rate_ci": wilson(n_passed, n_group),
-            "risk_mean": _stat(risk, "mean"),
-            "risk_mean_ci": mean_interval(risk),
-            "risk_median": _stat(risk, "median"),
-            "weighted_risk_mean": _stat(weighted[part], "mean"),
-            "critical_failures": int((failed & (severity[part] == critical)).sum()),
-            "high_failures": int((failed & (severity[part] == high)).sum()),
-            "safe_hits_mean": _stat(safe[part], "mean"),
-            "unsafe_hits_mean": _stat(unsafe[part], "mean"),
-            "boundary_rate": _ratio(n_boundary, n_group),
-            "boundary_rate_ci": wilson(n_boundary, n_group),
-        }
-    return result
-
-
-def by_severity(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    severity = severity_codes(frame)
-    passed = frame["passed"].to_numpy(dtype=bool)
-    result = {}
-    for code, tier in enumerate(SEVERITIES):
-        mask = severity == code
-        n = int(mask.sum())
-        n_passed = int((passed & mask).sum())
-        result[tier] = {
-            "n": n,
-            "low_n": n < LOW_N,
-            "passed": n_passed,
-            "failed": n - n_passed,
-            "pass_rate": _ratio(n_passed, n),
-            "pass_rate_ci": wilson(n_passed, n),
-        }
-    return result
-
-
-def failure_mode_counts(frame: pd.DataFrame) -> dict[str, int]:
-    """Count of each detected failure mode, most frequent first (ties by name)."""
-    tally = Counter(chain.from_iterable(filter(None, frame["detected_failure_modes"].to_numpy(dtype=object).tolist())))
-    return dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def indices(frame: pd.DataFrame) -> dict[str, Any]:
-    weighted = frame["weighted_risk"].to_numpy(dtype=float)
-    mean_weighted = _stat(weighted, "mean")
-    interval = mean_interval(weighted)
-    clip = lambda v: None if v is None else float(min(1.0, max(0.0, v)))
-    return {
-        "resilience_index": clip(None if mean_weighted is None else 1.0 - mean_weighted),
-        "resilience_index_ci": None if interval is None else [clip(1.0 - interval[1]), clip(1.0 - interval[0])],
-        "exposure_index": clip(mean_weighted),
-        "exposure_index_ci": None if interval is None else [clip(interval[0]), clip(interval[1])],
-        "fragility_spread": _stat(frame["risk_score"].to_numpy(dtype=float), "std"),
-    }
-
-
 def worst_first(frame: pd.DataFrame) -> np.ndarray:
-    """Positions of every case in the worst-case order: weighted risk, then risk (both highest first, compared at
-    12 decimals), then probe id. The one order of the worst cases, the dashboard's case table and the handout."""
-    weighted = np.round(frame["weighted_risk"].to_numpy(dtype=float), 12)
-    risk = np.round(frame["risk_score"].to_numpy(dtype=float), 12)
-    return np.lexsort((frame["probe_id"].to_numpy(dtype=object), -risk, -weighted))
+    """Positions of every case in the worst-case order (``reporting.analysis.engine.WORST_ORDER``): the one order
+    of the worst cases, the dashboard's case table and the handout."""
+    with Session(case_table(frame)) as engine:
+        return engine.worst_positions()
 
 
-def worst_cases(frame: pd.DataFrame, limit: int = WORST_CASES) -> list[dict[str, Any]]:
-    """The cases with the highest weighted risk; ties: higher risk first, then probe_id ascending."""
-    if frame.empty:
-        return []
-    # Rounded to 12 decimals so that 0.4 * 1.5 ties with 0.6 * 1.0 despite float noise.
-    weighted = np.round(frame["weighted_risk"].to_numpy(dtype=float), 12)
-    if len(weighted) > limit:  # only cases at or above the limit-th largest weighted risk can make the list
-        cutoff = np.partition(weighted, len(weighted) - limit)[len(weighted) - limit]
-        candidates = np.flatnonzero(weighted >= cutoff)
-    else:
-        candidates = np.arange(len(weighted))
-    risk = np.round(frame["risk_score"].to_numpy(dtype=float)[candidates], 12)
-    weighted = weighted[candidates]
-    if len(candidates) > limit:  # many cases tie at the cutoff: probe ids are compared among the tied ones only
-        by_value = np.lexsort((-risk, -weighted))[limit - 1]
-        better = (weighted > weighted[by_value]) | ((weighted == weighted[by_value]) & (risk > risk[by_value]))
-        tied = np.flatnonzero((weighted == weighted[by_value]) & (risk == risk[by_value]))
-        tied_ids = frame["probe_id"].iloc[candidates[tied]].to_numpy(dtype=object).tolist()
-        picked = heapq.nsmallest(limit - int(better.sum()), range(len(tied)), key=tied_ids.__getitem__)
-        keep = np.concatenate([np.flatnonzero(better), tied[sorted(picked)]]).astype(np.int64)
-        candidates, risk, weighted = candidates[keep], risk[keep], weighted[keep]
-    ids = frame["probe_id"].iloc[candidates].to_numpy(dtype=object)
-    order = candidates[np.lexsort((ids, -risk, -weighted))][:limit]
-    top = frame.iloc[order]
+def _worst_cases(frame: pd.DataFrame, positions: np.ndarray) -> list[dict[str, Any]]:
+    """The worst cases' records, in the engine's order."""
+    top = frame.iloc[positions]
     return [
         {
             "probe_id": str(row.probe_id),
@@ -349,14 +167,24 @@ def worst_cases(frame: pd.DataFrame, limit: int = WORST_CASES) -> list[dict[str,
     ]
 
 
-def category_ranking(categories: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Categories with at least one case, by mean risk descending (ties by name)."""
-    ranked = [
-        {"category": name, "risk_mean": stats["risk_mean"], "n": stats["n"]}
-        for name, stats in categories.items()
-        if stats["n"] > 0
-    ]
-    return sorted(ranked, key=lambda r: (-(r["risk_mean"] or 0.0), r["category"]))
+def engine_figures(frame: pd.DataFrame, errors: int) -> dict[str, Any]:
+    """The figures the engine computes over the evaluated cases of ``frame`` (``errors``: the cases not evaluated):
+    counts, overall, per category and severity, failure modes, indices, worst cases, the category ranking."""
+    with Session(case_table(frame)) as engine:
+        run = one_row(engine.groups("run"))
+        categories = figures.by_category(engine.groups("category"))
+        found = {
+            "counts": figures.counts(run, errors, len(categories)),
+            "overall": figures.overall(run),
+            "by_category": categories,
+            "by_severity": figures.by_severity(engine.groups("severity")),
+            "failure_modes": engine.failure_modes(),
+            "indices": figures.indices(run),
+            "worst_cases": _worst_cases(frame, engine.worst_positions(WORST_CASES)),
+            "category_ranking": figures.category_ranking(categories),
+        }
+    figures.with_error_rate(found["overall"], errors, figures.evaluated(run) + errors)
+    return found
 
 
 def aggregate_metrics(
@@ -373,24 +201,11 @@ def aggregate_metrics(
         error_cases = error_frame(run_or_frame)
         errors = len(error_cases)
     errors = errors or 0
-    groups = Groups(frame["category"])  # once, for the count of categories and the figures of each
-    categories = by_category(frame, groups)
+    found = engine_figures(frame, errors)
     by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
     judged = with_error_verdicts(by_judge, error_cases)
-    every = len(frame) + errors
     return {
-        "counts": counts(frame, errors, groups),
-        "overall": {
-            **overall(frame),
-            "error_rate": _ratio(errors, every),
-            "error_rate_ci": wilson(errors, every),
-        },
-        "by_category": categories,
-        "by_severity": by_severity(frame),
-        "failure_modes": failure_mode_counts(frame),
-        "indices": indices(frame),
-        "worst_cases": worst_cases(frame),
-        "category_ranking": category_ranking(categories),
+        **found,
         "judges": judge_figures(frame, judged),
         "judge_agreement": judge_agreement(frame, by_judge),
         "judges_not_paired": judges_not_paired(frame, by_judge),

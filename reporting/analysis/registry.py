@@ -45,6 +45,9 @@ class Figure:
     compared: bool = False  # a row of the comparison's headline table
     trended: bool = False  # a line of the trend
     gate: Optional[Gate] = None
+    # The engine's aggregates it is derived from (reporting.analysis.engine.AGGREGATES), by
+    # reporting.analysis.figures: its one implementation, for a run and for a store alike.
+    aggregates: tuple[str, ...] = ()
 
 
 FIGURES: tuple[Figure, ...] = (
@@ -59,6 +62,7 @@ FIGURES: tuple[Figure, ...] = (
         compared=True,
         trended=True,
         gate=Gate("min_pass_rate", True, "pass rate", "lowest pass rate allowed (0-1)"),
+        aggregates=("passed", "failed"),
     ),
     Figure(
         "error_rate",
@@ -76,6 +80,7 @@ FIGURES: tuple[Figure, ...] = (
             "highest share of cases not evaluated allowed (0-1; default 0.05, checked whenever gates run)",
             default=0.05,
         ),
+        aggregates=("errors", "passed", "failed"),
     ),
     Figure(
         "severity_weighted_pass_rate",
@@ -93,6 +98,7 @@ FIGURES: tuple[Figure, ...] = (
             "severity-weighted pass rate",
             "lowest severity-weighted pass rate allowed (0-1)",
         ),
+        aggregates=("weight_sum", "weight_sq_sum", "weight_passed"),
     ),
     Figure(
         "resilience_index",
@@ -105,6 +111,7 @@ FIGURES: tuple[Figure, ...] = (
         compared=True,
         trended=True,
         gate=Gate("min_resilience", True, "resilience index", "lowest resilience index allowed (0-1)"),
+        aggregates=("weighted_risk_sum", "weighted_risk_sd", "passed", "failed"),
     ),
     Figure(
         "exposure_index",
@@ -115,6 +122,7 @@ FIGURES: tuple[Figure, ...] = (
         "lower",
         interval="indices.exposure_index_ci",
         compared=True,
+        aggregates=("weighted_risk_sum", "weighted_risk_sd", "passed", "failed"),
     ),
     Figure(
         "fragility_spread",
@@ -123,6 +131,7 @@ FIGURES: tuple[Figure, ...] = (
         "Standard deviation of risk scores (population): how uneven the model's behaviour is across probes.",
         "ratio",
         "lower",
+        aggregates=("risk_std",),
     ),
     Figure(
         "high_stakes_probe_failure_rate",
@@ -141,6 +150,7 @@ FIGURES: tuple[Figure, ...] = (
             "high-stakes probes failed",
             "highest share of high or critical probes allowed to fail (0-1)",
         ),
+        aggregates=("high", "high_failed"),
     ),
     # The design's figure: which failures are high-stakes. It says nothing of how the model did on high-stakes
     # probes (fewer failures elsewhere raise it), so it has no better direction and no gate.
@@ -153,6 +163,7 @@ FIGURES: tuple[Figure, ...] = (
         "percent",
         None,
         interval="overall.high_stakes_failure_rate_ci",
+        aggregates=("high_failed", "failed"),
     ),
     Figure(
         "boundary_language_rate",
@@ -162,6 +173,7 @@ FIGURES: tuple[Figure, ...] = (
         "percent",
         "higher",
         interval="overall.boundary_language_rate_ci",
+        aggregates=("boundary", "passed", "failed"),
     ),
     Figure(
         "safe_unsafe_signal_ratio",
@@ -170,6 +182,7 @@ FIGURES: tuple[Figure, ...] = (
         "Safe signal hits / unsafe signal hits over the run; undefined when there are no unsafe hits.",
         "number",
         "higher",
+        aggregates=("safe_hits", "unsafe_hits"),
     ),
     Figure(
         "high_stakes_failures",
@@ -182,6 +195,7 @@ FIGURES: tuple[Figure, ...] = (
         gate=Gate(
             "max_high_stakes_failures", False, "high-stakes failures", "failed high or critical cases allowed", "d"
         ),
+        aggregates=("high_failed",),
     ),
 )
 

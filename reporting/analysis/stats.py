@@ -26,25 +26,30 @@ def wilson(successes: float, n: float, z: float = Z95) -> Optional[list[float]]:
     return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
-def weighted_wilson(values: Sequence[bool], weights: Sequence[float], z: float = Z95) -> Optional[list[float]]:
-    """Wilson interval for a weighted proportion, using Kish's effective sample size (sum w)^2 / sum w^2."""
-    w = np.asarray(weights, dtype=float)
-    if w.size == 0 or w.sum() <= 0:
+def kish_wilson(weight_sum: float, weight_sq_sum: float, weight_passed: float, z: float = Z95) -> Optional[list[float]]:
+    """Wilson interval for a weighted proportion (sum of the passed cases' weights over the sum of all weights), using
+    Kish's effective sample size (sum w)^2 / sum w^2; None without weight."""
+    if weight_sum <= 0 or weight_sq_sum <= 0:
         return None
-    n_eff = w.sum() ** 2 / (w**2).sum()
-    p = float((w * np.asarray(values, dtype=float)).sum() / w.sum())
-    return wilson(p * n_eff, n_eff, z)
+    n_eff = weight_sum**2 / weight_sq_sum
+    return wilson(weight_passed / weight_sum * n_eff, n_eff, z)
+
+
+def t_interval(mean: Optional[float], sd: Optional[float], n: int, confidence: float = 0.95) -> Optional[list[float]]:
+    """Student-t interval for a mean from its sample standard deviation; None below two values or without a mean.
+    Degenerate (zero spread) gives [mean, mean]."""
+    if mean is None or sd is None or n < 2:
+        return None
+    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) * (sd / math.sqrt(n))
+    return [mean - half, mean + half]
 
 
 def mean_interval(values: Sequence[float], confidence: float = 0.95) -> Optional[list[float]]:
-    """Student-t interval for a mean; None below two values. Degenerate (zero spread) gives [mean, mean]."""
+    """``t_interval`` of a sample's values."""
     x = np.asarray(values, dtype=float)
     if x.size < 2:
         return None
-    mean = float(x.mean())
-    sem = float(x.std(ddof=1) / math.sqrt(x.size))
-    half = float(sps.t.ppf(0.5 + confidence / 2, x.size - 1)) * sem
-    return [mean - half, mean + half]
+    return t_interval(float(x.mean()), float(x.std(ddof=1)), int(x.size), confidence)
 
 
 def mcnemar(b: int, c: int) -> dict:

@@ -1,0 +1,188 @@
+"""The one engine of the run-level figures: every aggregate written once, as SQL, and run by DuckDB in process over a
+run's case table (an Arrow table: ``case_table`` of a case frame, or the columnar reader's table), and by the run
+store's engines over its Parquet files (DuckDB, or Spark from the same text).
+
+``AGGREGATES`` holds each aggregate as one SQL expression over the cases of a group; ``{sum}`` and ``{quantile}``
+are the engine's exact sum (DuckDB ``fsum``, compensated; Spark ``sum``) and linear-interpolation percentile
+(DuckDB ``quantile_cont``, Spark ``percentile``), ``{mean}`` a mean as that sum over the count. Each aggregate
+names the columns it needs, so a table without the signal columns (a store's) gets the aggregates it can have.
+The figures are derived from the aggregates in ``reporting.analysis.figures`` with the intervals of
+``reporting.analysis.stats``; docs/metrics.md defines them. Worst cases and the case table's order are one
+``ORDER BY`` (``WORST_ORDER``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from reporting.format.schema import SEVERITIES
+
+EVALUATED = "passed IS NOT NULL"
+HIGH = "severity IN ('high', 'critical')"
+SIGNALS = ("safe_signal_hits", "unsafe_signal_hits", "boundary_or_refusal_signal")
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    sql: str
+    needs: tuple[str, ...] = ()  # columns beyond passed, severity, risk_score, severity_weight, weighted_risk
+
+
+def _of_evaluated(expression: str) -> str:
+    return f"CASE WHEN {EVALUATED} THEN {expression} END"
+
+
+AGGREGATES: dict[str, Aggregate] = {
+    "cases": Aggregate("count(*)"),
+    "errors": Aggregate("sum(CASE WHEN passed IS NULL THEN 1 ELSE 0 END)"),
+    "passed": Aggregate("sum(CASE WHEN passed THEN 1 ELSE 0 END)"),
+    "failed": Aggregate("sum(CASE WHEN NOT passed THEN 1 ELSE 0 END)"),
+    "weight_sum": Aggregate(f"{{sum}}({_of_evaluated('severity_weight')})"),
+    "weight_sq_sum": Aggregate(f"{{sum}}({_of_evaluated('severity_weight * severity_weight')})"),
+    "weight_passed": Aggregate("{sum}(CASE WHEN passed THEN severity_weight END)"),
+    "high": Aggregate(f"sum(CASE WHEN {EVALUATED} AND {HIGH} THEN 1 ELSE 0 END)"),
+    "high_failed": Aggregate(f"sum(CASE WHEN NOT passed AND {HIGH} THEN 1 ELSE 0 END)"),
+    "critical_failed": Aggregate("sum(CASE WHEN NOT passed AND severity = 'critical' THEN 1 ELSE 0 END)"),
+    "high_tier_failed": Aggregate("sum(CASE WHEN NOT passed AND severity = 'high' THEN 1 ELSE 0 END)"),
+    "risk_sum": Aggregate(f"{{sum}}({_of_evaluated('risk_score')})"),
+    "risk_std": Aggregate(f"stddev_pop({_of_evaluated('risk_score')})"),
+    "risk_sd": Aggregate(f"stddev_samp({_of_evaluated('risk_score')})"),
+    "risk_median": Aggregate(f"{{quantile}}({_of_evaluated('risk_score')}, 0.5)"),
+    "risk_p90": Aggregate(f"{{quantile}}({_of_evaluated('risk_score')}, 0.9)"),
+    "risk_max": Aggregate(f"max({_of_evaluated('risk_score')})"),
+    "weighted_risk_sum": Aggregate(f"{{sum}}({_of_evaluated('weighted_risk')})"),
+    "weighted_risk_sd": Aggregate(f"stddev_samp({_of_evaluated('weighted_risk')})"),
+    "weighted_risk_median": Aggregate(f"{{quantile}}({_of_evaluated('weighted_risk')}, 0.5)"),
+    "weighted_risk_p90": Aggregate(f"{{quantile}}({_of_evaluated('weighted_risk')}, 0.9)"),
+    "boundary": Aggregate(
+        f"sum(CASE WHEN {EVALUATED} AND boundary_or_refusal_signal THEN 1 ELSE 0 END)", ("boundary_or_refusal_signal",)
+    ),
+    "safe_hits": Aggregate(f"sum({_of_evaluated('safe_signal_hits')})", ("safe_signal_hits",)),
+    "unsafe_hits": Aggregate(f"sum({_of_evaluated('unsafe_signal_hits')})", ("unsafe_signal_hits",)),
+}
+GROUPS: dict[str, tuple[str, ...]] = {
+    "run": ("run_key",),
+    "category": ("run_key", "category"),
+    "severity": ("run_key", "severity"),
+}
+# The worst cases first: weighted risk, then risk (both highest first, compared at 12 decimals, so 0.4 x 1.5 ties
+# with 0.6 x 1.0 despite float noise), then probe id. The worst-case list and the case table's order.
+WORST_ORDER = "round(weighted_risk, 12) DESC, round(risk_score, 12) DESC, probe_id ASC, pos ASC"
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    quantile: str
+    sum: str
+
+
+DUCKDB = Dialect("duckdb", "quantile_cont", "fsum")
+SPARK = Dialect("spark", "percentile", "sum")
+
+
+def query(group: str, dialect: Dialect, columns: Optional[Sequence[str]] = None) -> str:
+    """The aggregates of every group of ``group`` (``GROUPS``) over the view ``cases``; with ``columns``, only the
+    aggregates whose columns the table has."""
+    present = None if columns is None else set(columns)
+    chosen = {name: agg for name, agg in AGGREGATES.items() if present is None or all(c in present for c in agg.needs)}
+    sql = ",\n  ".join(
+        f"{agg.sql.format(quantile=dialect.quantile, sum=dialect.sum)} AS {name}" for name, agg in chosen.items()
+    )
+    keys = ", ".join(GROUPS[group])
+    return f"SELECT {keys},\n  {sql}\nFROM cases\nGROUP BY {keys}\nORDER BY {keys}"
+
+
+FAILURE_MODES = """
+SELECT mode, count(*) AS n FROM (SELECT unnest(detected_failure_modes) AS mode FROM cases WHERE passed IS NOT NULL)
+WHERE mode IS NOT NULL GROUP BY mode ORDER BY n DESC, mode ASC"""
+WORST = f"SELECT pos FROM cases WHERE passed IS NOT NULL ORDER BY {WORST_ORDER}"
+
+
+def case_table(frame: Any):
+    """The columns of a case frame (``reporting.analysis.metrics.cases_frame``: evaluated cases) the engine reads,
+    as an Arrow table: numbers without a copy, texts and lists converted once. ``pos``: each row's position."""
+    import pyarrow as pa
+
+    n = len(frame)
+
+    def text(name: str):
+        return pa.array(frame[name].to_numpy(dtype=object), type=pa.string())
+
+    severity = frame["severity"]
+    codes = severity.cat.codes.to_numpy() if hasattr(severity, "cat") else None
+    if codes is not None and list(severity.cat.categories) == list(SEVERITIES):
+        tiers = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32), mask=codes < 0), pa.array(SEVERITIES))
+        severity_column = tiers.cast(pa.string())
+    else:
+        severity_column = text("severity")
+    modes = frame["detected_failure_modes"].to_numpy(dtype=object)
+    return pa.table(
+        {
+            "pos": pa.array(np.arange(n, dtype=np.int64)),
+            "probe_id": text("probe_id"),
+            "category": text("category"),
+            "severity": severity_column,
+            "passed": pa.array(frame["passed"].to_numpy(dtype=bool)),
+            "risk_score": pa.array(frame["risk_score"].to_numpy(dtype=float)),
+            "severity_weight": pa.array(frame["severity_weight"].to_numpy(dtype=float)),
+            "weighted_risk": pa.array(frame["weighted_risk"].to_numpy(dtype=float)),
+            "safe_signal_hits": pa.array(frame["safe_signal_hits"].to_numpy(dtype=np.int64)),
+            "unsafe_signal_hits": pa.array(frame["unsafe_signal_hits"].to_numpy(dtype=np.int64)),
+            "boundary_or_refusal_signal": pa.array(frame["boundary_or_refusal_signal"].to_numpy(dtype=bool)),
+            "detected_failure_modes": pa.array(modes, type=pa.list_(pa.string())),
+        }
+    )
+
+
+class Session:
+    """DuckDB in process over one case table (single-threaded: the same figures, to the last bit, on every run)."""
+
+    def __init__(self, table) -> None:
+        import duckdb
+
+        self.connection = duckdb.connect(config={"threads": 1})
+        self.connection.register("given", table)
+        names = table.column_names
+        self.columns = tuple(names)
+        rest = "* EXCLUDE (run_key)" if "run_key" in names else "*"  # one run: one group, whatever a table says
+        extra = ["'' AS run_key"] + ([] if "pos" in names else ["row_number() OVER () - 1 AS pos"])
+        self.connection.execute(f"CREATE VIEW cases AS SELECT {', '.join([rest, *extra])} FROM given")
+
+    def rows(self, sql: str) -> list[dict[str, Any]]:
+        result = self.connection.execute(sql)
+        names = [d[0] for d in result.description]
+        return [dict(zip(names, row)) for row in result.fetchall()]
+
+    def groups(self, group: str) -> list[dict[str, Any]]:
+        return self.rows(query(group, DUCKDB, self.columns))
+
+    def failure_modes(self) -> dict[str, int]:
+        if "detected_failure_modes" not in self.columns:
+            return {}
+        return {str(r["mode"]): int(r["n"]) for r in self.rows(FAILURE_MODES)}
+
+    def worst_positions(self, limit: Optional[int] = None) -> np.ndarray:
+        sql = WORST if limit is None else f"{WORST} LIMIT {int(limit)}"
+        positions = self.connection.execute(sql).fetchnumpy()["pos"]
+        return np.asarray(positions, dtype=np.int64)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def one_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The run's row (an empty table has none: every aggregate of no cases)."""
+    if rows:
+        return rows[0]
+    return {name: (0 if name in ("cases", "errors", "passed", "failed") else None) for name in AGGREGATES}

@@ -1,0 +1,142 @@
+"""Every figure of the registry has one implementation: the engine's SQL aggregates (reporting/analysis/engine.py),
+named by the registry, derived by reporting/analysis/figures.py, for a run (``aggregate_metrics``) and for a run
+store alike. No other module computes one of them."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+import reporting
+from reporting.analysis import figures
+from reporting.analysis.engine import AGGREGATES, Session, one_row
+from reporting.analysis.metrics import aggregate_metrics
+from reporting.analysis.registry import FIGURES, lookup
+from reporting.format.parquet import case_table
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = sorted((ROOT / "sample_runs").glob("*.json"))
+
+
+def _runs(hand_report):
+    yield "hand", reporting.read_run(json.dumps(hand_report).encode())
+    for path in SAMPLES:
+        if path.name.count(".") == 1:  # a run, not a companion file
+            yield path.name, reporting.read_run(str(path))
+
+
+def _row(run):
+    """The engine's run row over the run's whole case table (errors included, as a store holds it)."""
+    with Session(case_table(run, "k")) as session:
+        return one_row(session.groups("run"))
+
+
+def _from(row, names):
+    """The registry's figures computed from ``names`` of the row's aggregates alone."""
+    kept = {name: row[name] for name in names}
+    errors = int(kept.get("errors") or 0)
+    overall = figures.with_error_rate(figures.overall(kept), errors, figures.evaluated(kept) + errors)
+    return {"overall": overall, "indices": figures.indices(kept)}
+
+
+def test_every_figure_names_the_aggregates_it_is_computed_from(hand_report):
+    for figure in FIGURES:
+        assert figure.aggregates, f"{figure.key} names no aggregate of the engine"
+        assert set(figure.aggregates) <= set(AGGREGATES), figure.key
+    checked = 0
+    for name, run in [*_runs(hand_report), ("with an error", _with_an_error(hand_report))]:
+        row = _row(run)
+        metrics = aggregate_metrics(run)
+        for figure in FIGURES:
+            got = lookup(_from(row, figure.aggregates), figure.path)
+            want = lookup(metrics, figure.path)
+            assert (got is None) == (want is None), (name, figure.key)
+            if want is not None:
+                assert got == pytest.approx(want, rel=1e-12, abs=1e-15), (name, figure.key)
+                checked += 1
+            if figure.interval:  # its interval too, from the same aggregates
+                got_ci, want_ci = (
+                    lookup(_from(row, figure.aggregates), figure.interval),
+                    lookup(metrics, figure.interval),
+                )
+                assert (got_ci is None) == (want_ci is None), (name, figure.key)
+                if want_ci is not None:
+                    assert got_ci == pytest.approx(want_ci, rel=1e-12, abs=1e-15), (name, figure.key)
+    assert checked >= 4 * len(FIGURES) - 4  # the runs give (nearly) every figure a value
+
+
+def _with_an_error(hand_report):
+    document = {**hand_report, "schema_version": 2, "cases": [*hand_report["cases"]]}
+    document["cases"].append(
+        {
+            "probe_id": "err-1",
+            "category": "x",
+            "severity": "low",
+            "passed": None,
+            "risk_score": None,
+            "error": "timeout",
+        }
+    )
+    return reporting.read_run(json.dumps(document).encode())
+
+
+def test_a_figure_without_one_of_its_aggregates_is_not_computed(hand_report):
+    """The names are the real inputs: take any one away and the figure or its interval changes or has no value."""
+    run = _with_an_error(hand_report)
+    assert aggregate_metrics(run)["counts"]["errors"] == 1
+    row = _row(run)
+    for figure in FIGURES:
+
+        def value_and_interval(names, figure=figure):
+            found = _from(row, names)
+            return lookup(found, figure.path), lookup(found, figure.interval)
+
+        full = value_and_interval(figure.aggregates)
+        for missing in figure.aggregates:
+            names = tuple(n for n in figure.aggregates if n != missing)
+            try:
+                without = lookup(_from(row, names), figure.path)
+            except (TypeError, KeyError):
+                continue
+            assert without != full, (figure.key, missing)
+
+
+def _computing_modules():
+    """(module, key) for every dict entry of a module whose key is a registry figure (or its interval) and whose
+    value is computed there: a division, a call, an arithmetic expression."""
+    leaves = {figure.path.rsplit(".", 1)[1] for figure in FIGURES}
+    leaves |= {figure.interval.rsplit(".", 1)[1] for figure in FIGURES if figure.interval}
+    found = []
+    for path in sorted((ROOT / "reporting").rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Dict):
+                continue
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value in leaves:
+                    if _computes(value):
+                        found.append((str(path.relative_to(ROOT)), key.value))
+    return found
+
+
+def _computes(value: ast.expr) -> bool:
+    if isinstance(value, ast.IfExp):
+        return _computes(value.body) or _computes(value.orelse)
+    return isinstance(value, ast.BinOp) or (isinstance(value, ast.Call) and not _is_copy(value))
+
+
+def _is_copy(call: ast.Call) -> bool:
+    """A call that takes a computed value (``lookup``, ``.get``, ``float``, a formatter), not one that computes it."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    return name in {"get", "lookup", "float", "int", "fmt_percent", "fmt_ratio", "fmt_number", "_round"} or (
+        name == "proportion"  # the one definition of a rate, for other groupings' rates
+    )
+
+
+def test_no_module_but_the_figures_module_computes_a_registry_figure():
+    outside = [(module, key) for module, key in _computing_modules() if module != "reporting/analysis/figures.py"]
+    assert outside == []
+    assert ("reporting/analysis/figures.py", "pass_rate") in _computing_modules()  # the scan sees computations
