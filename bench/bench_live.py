@@ -66,10 +66,10 @@ def garak_lines(start: int, count: int, judged: list[bytes]) -> bytes:
 
 def child(n: int, repeat: int) -> dict:
     from reporting.analysis.live import LiveTally
-    from reporting.format.growing import GrowingRun
     from reporting.format.reading import LoadResult
     from reporting.format.synthetic import synthetic_run
     from reporting.report.build import make_run_data
+    from reporting.sources.growing import GrowingRun
 
     templates = synthetic_run(500)["cases"]
     head, judged = garak_parts()

@@ -74,7 +74,7 @@ def child(kind: str, n: int) -> dict:
     path = file_for(n)
     from reporting.analysis.metrics import aggregate_metrics
     from reporting.format.columnar import read_table
-    from reporting.format.reading import load_run
+    from reporting.sources.reading import load_run
     from reporting.store.engine import table_figures
 
     table_figures(read_table(str(file_for(1_000))).table)  # DuckDB's and Arrow's first-call set-up

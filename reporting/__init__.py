@@ -18,10 +18,10 @@ _PUBLIC = {
     "RunReport": "reporting.format.schema",
     "json_schema": "reporting.format.schema",
     "LoadResult": "reporting.format.reading",
-    "Problem": "reporting.format.reading",
-    "ReportError": "reporting.format.reading",
-    "load_run": "reporting.format.reading",
-    "read_run": "reporting.format.reading",
+    "Problem": "reporting.format.problems",
+    "ReportError": "reporting.format.problems",
+    "load_run": "reporting.sources.reading",
+    "read_run": "reporting.sources.reading",
     "Filters": "reporting.analysis.filters",
     "aggregate_metrics": "reporting.analysis.metrics",
     "cases_frame": "reporting.analysis.metrics",
@@ -64,7 +64,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load o
     from reporting.analysis.filters import Filters
     from reporting.analysis.metrics import aggregate_metrics, cases_frame
     from reporting.analysis.observability import observability
-    from reporting.format.reading import LoadResult, Problem, ReportError, load_run, read_run
+    from reporting.format.problems import Problem, ReportError
+    from reporting.format.reading import LoadResult
     from reporting.format.schema import SCHEMA_VERSION, Case, RunMeta, RunReport, json_schema
     from reporting.render.html import render_html
     from reporting.report.build import build_report
@@ -72,6 +73,7 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load o
     from reporting.report.serialise import report_document
     from reporting.scoring.runs import score_run
     from reporting.scoring.scorer import evaluate_response, load_patterns
+    from reporting.sources.reading import load_run, read_run
 
 
 def __getattr__(name: str) -> Any:

@@ -7,10 +7,10 @@ from pathlib import Path
 from apptest import open_page
 from streamlit.testing.v1 import AppTest
 
-from reporting.format.reading import read_run
 from reporting.format.reviews import read_reviews
 from reporting.report.build import build_report
 from reporting.report.reviewing import load_reviews
+from reporting.sources.reading import read_run
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,7 +15,9 @@ HEAVY = ("pandas", "sklearn", "plotly", "streamlit", "scipy", "pydantic", "jinja
 
 LAYERS = [
     ("base", ["reporting._version", "reporting._gc", "reporting._time", "reporting.textsafe"]),
-    ("format", ["reporting.format", "reporting.importers", "reporting.resources"]),
+    ("format", ["reporting.format", "reporting.resources"]),  # the run file: RunLens's own format, nothing above
+    ("importers", ["reporting.importers"]),  # other tools' files made into RunLens documents
+    ("sources", ["reporting.sources"]),  # a run read by its content, whoever wrote it: over format and importers
     ("analysis", ["reporting.analysis"]),
     ("scoring", ["reporting.scoring"]),
     ("rubrics", ["reporting.rubrics"]),
@@ -67,9 +69,10 @@ def imports_of(path: Path) -> list[tuple[str, int, bool]]:
     return found
 
 
-def test_imports_point_down_the_layers():
+def upward_imports(package: Path) -> list[str]:
+    """Every import (at module level or inside a function) of a module from a layer above its own."""
     upward = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(package.rglob("*.py")):
         here = module_name(path)
         for target, line, _ in imports_of(path):
             if here == "reporting" and path.name == "__init__.py":
@@ -79,6 +82,11 @@ def test_imports_point_down_the_layers():
                     f"{path.relative_to(ROOT)}:{line}: {here} ({LAYERS[layer_of(here)][0]}) imports "
                     f"{target} ({LAYERS[layer_of(target)][0]})"
                 )
+    return upward
+
+
+def test_imports_point_down_the_layers():
+    upward = upward_imports(PACKAGE)
     assert not upward, "imports pointing up the layers:\n" + "\n".join(upward)
 
 
@@ -119,6 +127,25 @@ def test_the_layer_test_catches_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     found = imports_of(fake / "bad.py")
     assert found and layer_of(found[0][0]) > layer_of(module_name(fake / "bad.py"))
+
+
+def test_the_layer_test_catches_the_run_file_importing_another_tools_reader(tmp_path, monkeypatch):
+    # format is the run file alone: reading other tools' files by content is reporting.sources, a layer above both
+    # (format < importers < sources < analysis). An import of the importers from format, even inside a function, fails.
+    fake = tmp_path / "reporting"
+    for folder in ("format", "importers", "sources"):
+        (fake / folder).mkdir(parents=True)
+        (fake / folder / "__init__.py").write_text("")
+    (fake / "importers" / "reader.py").write_text("from reporting.format.schema import Case\n")
+    (fake / "sources" / "reader.py").write_text("from reporting.importers import reader\n")
+    (fake / "format" / "reading.py").write_text("def load():\n    from reporting.importers import import_document\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert upward_imports(fake) == [
+        "reporting/format/reading.py:2: reporting.format.reading (format) imports reporting.importers (importers)"
+    ]
+    (fake / "format" / "reading.py").write_text("from reporting.format.schema import Case\n")
+    assert upward_imports(fake) == []
+    assert layer_of("reporting.importers") < layer_of("reporting.sources") < layer_of("reporting.analysis")
 
 
 def test_import_reporting_loads_nothing_heavy():

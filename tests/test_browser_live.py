@@ -9,7 +9,7 @@ import sys
 import pytest
 from browser import ROOT, browser, needs_chromium, offline_page, streamlit_server
 
-from reporting.format.reading import load_run
+from reporting.sources.reading import load_run
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

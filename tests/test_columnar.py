@@ -10,8 +10,8 @@ import pytest
 from reporting.analysis.compare import run_fingerprint
 from reporting.format.columnar import _count_in_file, read_table
 from reporting.format.parquet import case_table
-from reporting.format.reading import load_run
 from reporting.format.synthetic import synthetic_run
+from reporting.sources.reading import load_run
 from reporting.store.engine import table_figures
 
 BASE = synthetic_run(60, seed=3)

@@ -9,7 +9,7 @@ import pytest
 
 import reporting
 from reporting.cli import main
-from reporting.format.reading import load_run
+from reporting.sources.reading import load_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "format"
 

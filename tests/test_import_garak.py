@@ -294,7 +294,7 @@ def test_a_hit_log_alone_is_read_as_its_hits_and_says_so(tmp_path, capsys):
     alone = tmp_path / "alone"
     alone.mkdir()
     (alone / "x.hitlog.jsonl").write_bytes((GARAK / "peers_repeat_small.hitlog.jsonl").read_bytes())
-    from reporting.format.folders import run_files
+    from reporting.sources.folders import run_files
 
     assert [p.name for p in run_files(alone)[0]] == ["x.hitlog.jsonl"]
     (alone / "x.report.jsonl").write_bytes((GARAK / "peers_repeat_small.report.jsonl").read_bytes())

@@ -13,9 +13,9 @@ from conftest import HAND_CASES
 
 from reporting.analysis.live import LiveTally, live_figures, progress_line, rate_text
 from reporting.analysis.metrics import aggregate_metrics
-from reporting.format.growing import GrowingRun, kind_of
-from reporting.format.reading import load_run
 from reporting.format.synthetic import synthetic_run
+from reporting.sources.growing import GrowingRun, kind_of
+from reporting.sources.reading import load_run
 
 
 class Clock:

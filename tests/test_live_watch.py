@@ -14,7 +14,7 @@ import pytest
 from conftest import HAND_CASES
 
 from reporting.cli import main
-from reporting.format.reading import load_run
+from reporting.sources.reading import load_run
 
 ROOT = Path(__file__).resolve().parent.parent
 GARAK = ROOT / "tests" / "fixtures" / "garak" / "peers_repeat_small.report.jsonl"

@@ -13,10 +13,10 @@ from reporting.analysis.compare import run_fingerprint
 from reporting.analysis.judges import cohen_kappa
 from reporting.analysis.review import adjudicate, agreement_with, pass_rate_change, reviewed_run
 from reporting.cli import main
-from reporting.format.reading import read_run
 from reporting.format.reviews import append_records, companion_path, merge, parse_lines, read_reviews
 from reporting.report.build import build_report
 from reporting.report.reviewing import load_reviews
+from reporting.sources.reading import read_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -298,7 +298,7 @@ def test_signoff_is_recorded_in_the_same_file(tmp_path, capsys):
 
 
 def test_the_review_file_is_a_companion_not_a_run_in_a_folder(tmp_path):
-    from reporting.format.folders import run_files
+    from reporting.sources.folders import run_files
 
     path = _run(tmp_path)
     assert _review(path, "p1=fail") == 0

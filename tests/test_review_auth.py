@@ -225,7 +225,7 @@ DIRECT = """
 import os
 from pathlib import Path
 import streamlit as st
-from reporting.format.reading import read_run
+from reporting.sources.reading import read_run
 from reporting.ui.review_page import record_decision, record_signoff
 
 run = read_run(os.environ["RL_RUN"])

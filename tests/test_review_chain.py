@@ -11,11 +11,11 @@ from pathlib import Path
 
 from reporting.analysis.compare import run_fingerprint
 from reporting.cli import main
-from reporting.format.reading import read_run
 from reporting.format.review_chain import line_hash, start_hash, verify
 from reporting.format.reviews import append_records, companion_path, read_reviews
 from reporting.report.build import build_report
 from reporting.report.reviewing import load_reviews
+from reporting.sources.reading import read_run
 
 
 def _run(tmp_path):

@@ -23,12 +23,12 @@ from streamlit.testing.v1 import AppTest
 
 import reporting
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
-from reporting.format.reading import load_run
 from reporting.format.safe_yaml import YamlProblem, parse_yaml
 from reporting.render import figures as charts
 from reporting.rubrics import RubricError, scorecard
 from reporting.scoring.adversarial import PREFIXED, UNITS, corpus
 from reporting.scoring.scorer import PatternError, evaluate_response, load_patterns
+from reporting.sources.reading import load_run
 from reporting.textsafe import cli_line, csv_cell, csv_safe_frame, plotly_text, printable, safe_filename
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -748,7 +748,7 @@ def test_a_run_named_like_a_companion_is_still_a_run(tmp_path, monkeypatch):
     (folder / "b.dimensions.json").write_bytes((ROOT / "sample_runs/acme-assistant-v2.json").read_bytes())
     (folder / "real.dimensions.json").write_bytes((ROOT / "sample_runs/acme-assistant-v2.dimensions.json").read_bytes())
     (folder / "c.ndjson").write_text("\n".join(json.dumps(c) for c in _v1()["cases"]))
-    from reporting.format.folders import run_files
+    from reporting.sources.folders import run_files
 
     found, skipped = run_files(folder)
     assert sorted(p.name for p in found) == ["a.json", "b.dimensions.json", "c.ndjson"]

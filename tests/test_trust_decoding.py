@@ -398,7 +398,7 @@ def test_point_2_zip_members_must_be_what_their_directory_declares(tmp_path):
 READ_PARQUET = (
     "import os, sys\n"
     "import pyarrow\n"
-    "from reporting.format.reading import load_run\n"
+    "from reporting.sources.reading import load_run\n"
     "before = len(os.listdir('/proc/self/task'))\n"
     "result = load_run(sys.argv[1])\n"
     "assert result.ok and len(result.run.cases) == 120, result.problems\n"

@@ -22,9 +22,9 @@ from streamlit.testing.v1 import AppTest
 
 from reporting.analysis.compare import run_fingerprint
 from reporting.analysis.review import adjudicate
-from reporting.format.reading import read_run
 from reporting.format.reviews import ReviewError, append_records, merge, read_reviews
 from reporting.report.reviewing import load_reviews
+from reporting.sources.reading import read_run
 
 ROOT = Path(__file__).resolve().parent.parent
 

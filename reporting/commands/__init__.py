@@ -27,7 +27,7 @@ MODEL: Optional[str] = None  # from --model: the run picked from a file that hol
 
 
 def load_run(path):
-    from reporting.format.reading import load_run as load
+    from reporting.sources.reading import load_run as load
 
     return load(path, model=MODEL)
 

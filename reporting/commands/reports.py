@@ -217,14 +217,14 @@ def _runs_in(folder: str) -> tuple[list, list]:
     """The valid runs of a folder and the paths read; skipped files (companions, FIFOs, too large) are listed."""
     if not os.path.isdir(folder):
         raise BadInput(f"{shown(folder)}: not a folder of run reports")
-    from reporting.format.folders import run_files
+    from reporting.sources.folders import run_files
 
     paths, skipped = run_files(folder)
     for entry in skipped:
         _err(f"{shown(os.path.join(folder, entry.name))}: skipped: {one_line(entry.reason)}")
     from reporting.format.problems import FileTooLarge, read_file_bytes
-    from reporting.format.reading import load_run as load
     from reporting.importers import run_models
+    from reporting.sources.reading import load_run as load
 
     runs, problems = [], []
     for path in paths:

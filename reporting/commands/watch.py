@@ -39,7 +39,7 @@ def add_watch_parser(verbs: Any) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from reporting.analysis.live import LiveTally
-    from reporting.format.growing import GrowingRun
+    from reporting.sources.growing import GrowingRun
 
     if args.interval <= 0 or args.idle <= 0:
         raise BadInput("--interval and --idle: must be more than 0 seconds")

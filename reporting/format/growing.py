@@ -1,4 +1,4 @@
-"""A run file that grows while it is watched: a RunLens JSON Lines run, or a garak ``report.jsonl``.
+"""A run file that grows while it is watched, read a little at a time: here a RunLens JSON Lines run.
 
 Each ``refresh`` stats the file and reads only the bytes written since the last one (never the file whole again):
 the complete lines among them are handed to the reader of the file's kind, and a last line not yet ended is held
@@ -8,7 +8,8 @@ not whole JSON it is a problem of that line. A file that shrinks or is replaced 
 
 ``snapshot`` gives the run made of what is there: the same cases and problems a whole read of the same complete
 lines gives (tests/test_live.py checks it at every step), so every figure and interval is computed over them.
-garak's reader is in ``reporting.importers.garak_growing``; other formats are not read as they grow.
+``GrowingFile`` reads RunLens's own JSON Lines; ``reporting.sources.growing.GrowingRun`` adds garak's
+``report.jsonl`` (its reader is ``reporting.importers.garak_growing``); other formats are not read as they grow.
 """
 
 from __future__ import annotations
@@ -67,28 +68,23 @@ class LiveRun:
     settled: int = 0  # leading cases that will not change as the file grows (garak: judged ones)
 
 
-def kind_of(head: bytes, name: str) -> Optional[str]:
-    """ "garak" (a garak report), "runlens" (a RunLens JSON Lines run: its first line is a case object), or None
-    for anything not read as it grows."""
+def runlens_lines(head: bytes, name: str) -> bool:
+    """A RunLens JSON Lines run (named ``.jsonl`` or ``.ndjson``, its first line a case object), told by the first
+    bytes of the file."""
     from reporting.format.strict_json import strict_loads
-    from reporting.importers.garak import looks_like_garak
 
     text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if not text:
-        return None
-    if looks_like_garak(text):
-        return "garak"
-    if not name.lower().endswith(LIVE_SUFFIXES):
-        return None
+    if not text or not name.lower().endswith(LIVE_SUFFIXES):
+        return False
     end = text.find(b"\n")
     if end < 0:
-        return "runlens" if text.startswith(b"{") and b'"probe_id"' in text else None
+        return text.startswith(b"{") and b'"probe_id"' in text
     first, problems = strict_loads("", text[:end])
-    return "runlens" if not problems and isinstance(first, dict) and "probe_id" in first else None
+    return not problems and isinstance(first, dict) and "probe_id" in first
 
 
-class GrowingRun:
-    """One growing file, read a little at each ``refresh``."""
+class GrowingFile:
+    """One growing file, read a little at each ``refresh``; ``reader_of`` tells its kind."""
 
     def __init__(
         self,
@@ -170,13 +166,14 @@ class GrowingRun:
         self.offset += cut + 1
 
     def _detect(self, head: bytes) -> None:
-        self.kind = kind_of(head, self.path.name)
-        if self.kind == "garak":
-            from reporting.importers.garak_growing import GarakLines
+        self.kind, self.reader = self.reader_of(head)
 
-            self.reader = GarakLines(self.label)
-        elif self.kind == "runlens":
-            self.reader = CaseLines(self.label)
+    def reader_of(self, head: bytes) -> tuple[Optional[str], Optional[LineReader]]:
+        """The kind of the file, told by its first bytes, and the reader of its lines (None, None: not read as it
+        grows). Here a RunLens JSON Lines run; ``reporting.sources.growing.GrowingRun`` adds other tools' files."""
+        if runlens_lines(head, self.path.name):
+            return "runlens", CaseLines(self.label)
+        return None, None
 
     def stopped(self) -> bool:
         """The file has stopped growing: the tool wrote its last line, or it has not changed for ``idle_seconds``."""

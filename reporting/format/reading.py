@@ -1,30 +1,24 @@
-"""Read run reports from files, bytes or file objects; report every problem, never crash.
+"""Read a RunLens run from its bytes, or from a document already parsed; report every problem, never crash.
 
-``load_run`` is lenient: it returns the valid cases together with the list of problems,
-so one bad case does not hide a thousand good ones. ``read_run`` is strict: it raises
-``ReportError`` carrying every problem when anything is wrong.
+``load_document`` reads RunLens's own file (a report object, a bare array of cases, or JSON Lines); ``run_of_document``
+validates a parsed document of any schema version (another tool's file, made into one by ``reporting.importers``).
+Both are lenient: they return the valid cases together with the list of problems, so one bad case does not hide a
+thousand good ones. A run read by its content, whoever wrote it (``load_run``, ``read_run``), is
+``reporting.sources.reading``.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Optional, Union
+from typing import Any, Optional, Union
 
 from pydantic import TypeAdapter, ValidationError
 
-from reporting._gc import gc_paused
 from reporting.format.migrate import check_version, upgrade
-from reporting.format.problems import (  # re-exported: the reader's public names
-    FileTooLarge,
-    Problem,
-    ReportError,
-    read_file_bytes,
-    unreadable,
-)
+from reporting.format.problems import Problem
 from reporting.format.schema import SCHEMA_VERSION, SEVERITIES, Case, RunMeta, RunReport, evaluation_problem
 from reporting.format.strict_json import (
     MAX_SAFE_INTEGER,
@@ -34,8 +28,6 @@ from reporting.format.strict_json import (
     jsonl_objects,
     parse_json_text,
 )
-
-Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
 
 _CASES_ADAPTER = TypeAdapter(list[Case])
 
@@ -120,23 +112,6 @@ def _problems_from_validation(file: str, prefix: str, error: ValidationError) ->
         else:
             problems.append(Problem(file, path, message, err.get("input")))
     return problems
-
-
-def _read_source(source: Source, name: Optional[str]) -> tuple[str, bytes]:
-    if isinstance(source, (str, os.PathLike)):
-        label = name or str(source)
-        return label, read_file_bytes(source)  # OSError and FileTooLarge handled by the caller
-    if isinstance(source, (bytes, bytearray)):
-        return name or "<bytes>", bytes(source)
-    if hasattr(source, "read"):
-        data = source.read()
-        label = name or getattr(source, "name", None) or "<stream>"
-        if isinstance(data, str):
-            data = data.encode("utf-8", "surrogatepass")
-        if not isinstance(data, (bytes, bytearray)):
-            raise TypeError(f"read() returned {type(data).__name__}, expected bytes or str")
-        return str(label), bytes(data)
-    raise TypeError(f"read_run expects a path, bytes or a file object, got {type(source).__name__}")
 
 
 def _stem(label: str) -> str:
@@ -329,49 +304,36 @@ def _check_header(label: str, header: dict[str, Any], problems: list[Problem]) -
     return meta, kept
 
 
-def load_run(source: Source, name: Optional[str] = None, model: Optional[str] = None) -> LoadResult:
-    """Read a run report leniently: the valid cases plus every problem found.
-
-    ``source`` is a path, bytes or a binary/text file object. ``name`` overrides the
-    label used in messages and for deriving a missing ``run_id``. Accepts a report
-    object, a bare array of cases, or JSON Lines with one case per line; or another tool's file
-    (``reporting.importers``), where ``model`` picks the run of a file that holds several.
-    """
-    with gc_paused():
-        return _load_run(source, name, model)
-
-
-def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) -> LoadResult:
+def load_document(label: str, box: list[bytes]) -> LoadResult:
+    """A RunLens run from the bytes of its file: a report object, a bare array of cases, or JSON Lines with one case
+    per line. ``box`` holds the bytes alone and is emptied here, so that they go as soon as they are decoded (the
+    caller keeps no reference: a run of a million cases, a gigabyte less)."""
+    data = box.pop()
     try:
-        label, data = _read_source(source, name)
-    except (OSError, FileTooLarge) as exc:
-        label = name or str(source)
-        return LoadResult(label, None, [unreadable(label, exc)])
-    if not data.strip():
-        return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
-    from reporting.importers import import_document
-
-    # A Parquet case table, or another tool's file (some are ZIP archives): recognised by content.
-    imported = import_document(data, label, model)
-    try:
-        text = "" if imported is not None else data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         message = f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded"
         return LoadResult(label, None, [Problem(label, "$", message)])
     del data
-    header: Optional[dict[str, Any]]
-    prefixes: Optional[list[str]] = None
-    bad: frozenset = frozenset()
-    if imported is not None:
-        document, _, problems = imported
-        if document is None:
-            return LoadResult(label, None, problems)
-        header, raw_cases = {k: v for k, v in document.items() if k != "cases"}, document["cases"]
-    else:
-        header, raw_cases, prefixes, problems, bad = _parse_document(label, text)
+    header, raw_cases, prefixes, problems, bad = _parse_document(label, text)
     del text  # the parsed document holds what is needed (a run of a million cases: a gigabyte less)
     if header is None:
         return LoadResult(label, None, problems)
+    return run_of_document(label, header, raw_cases, problems, prefixes, bad, release=True)
+
+
+def run_of_document(
+    label: str,
+    header: dict[str, Any],
+    raw_cases: list[Any],
+    problems: list[Problem],
+    prefixes: Optional[list[str]] = None,
+    bad: frozenset = frozenset(),
+    release: bool = False,
+) -> LoadResult:
+    """The run of a parsed document (its top-level fields ``header`` and its ``raw_cases``), of any schema version:
+    upgraded, validated case by case, with ``problems`` found before (parsing) kept first. ``prefixes``: the JSON
+    Lines line of each case; ``release``: the caller owns ``raw_cases`` (see ``_validate_cases``)."""
     version = header.get("schema_version", 1)
     version_problems = check_version(label, version)
     if version_problems:
@@ -379,18 +341,10 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
     header, raw_cases = upgrade(header, raw_cases, version)
     # JSONL lines that did not parse count too
     cases_in_file = len(raw_cases) + (len({p.path.split(".")[0] for p in problems}) if prefixes is not None else 0)
-    cases, case_problems = _validate_cases(label, raw_cases, prefixes, bad, version, release=imported is None)
+    cases, case_problems = _validate_cases(label, raw_cases, prefixes, bad, version, release=release)
     problems = problems + case_problems
 
     meta, stored = _check_header(label, header, problems)
     problems.sort(key=lambda p: _problem_order(p.path))
     report = RunReport.model_construct(schema_version=version, run=meta, cases=cases, **stored)
     return LoadResult(label, report, problems, cases_in_file)
-
-
-def read_run(source: Source, name: Optional[str] = None) -> RunReport:
-    """Read and validate a run report; raise ``ReportError`` listing every problem."""
-    result = load_run(source, name)
-    if result.problems or result.run is None:
-        raise ReportError(result.problems)
-    return result.run

@@ -15,12 +15,12 @@ from reporting._time import utc_stamp
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
 from reporting.analysis.observability import observability
 from reporting.format.problems import Problem, ReportError, unreadable
-from reporting.format.reading import read_run
 from reporting.format.schema import SCHEMA_VERSION, SEVERITIES, RunReport, normalize_severity
 from reporting.format.severity import weighted_risk
 from reporting.format.strict_json import read_jsonl_file
 from reporting.importers.benchmarks import JBB_SEVERITY  # category -> tier: the benchmark reader's table
 from reporting.scoring.scorer import PASS_THRESHOLD, PatternSet, builtin_patterns, evaluate_response
+from reporting.sources.reading import read_run
 
 PROBE_REQUIRED = ("id", "category", "severity", "task", "input")
 

@@ -18,11 +18,12 @@ import streamlit as st
 
 from reporting.analysis.live import LiveTally, progress_line, rate_text
 from reporting.format.folders import RUN_SUFFIXES
-from reporting.format.growing import LIVE_SUFFIXES, GrowingRun, LiveRun
+from reporting.format.growing import LIVE_SUFFIXES, LiveRun
 from reporting.format.problems import FileTooLarge
 from reporting.format.reading import LoadResult
 from reporting.report.build import make_run_data
 from reporting.report.model import RunData
+from reporting.sources.growing import GrowingRun
 
 LIVE_WINDOW = 120.0  # seconds: a JSON Lines file modified this recently is read as it grows
 REFRESH_SECONDS = 2.0  # how often the folder is looked at (a change is on screen within this and a rerun)
@@ -101,7 +102,8 @@ def _builds() -> dict[str, tuple[str, float, float]]:
 
 def _unfinished(path: Path) -> bool:
     """A garak report without its completion line, or a RunLens JSON Lines run whose last line has no line end."""
-    from reporting.format.growing import SNIFF, kind_of
+    from reporting.format.growing import SNIFF
+    from reporting.sources.growing import kind_of
 
     try:
         with open(path, "rb") as handle:

@@ -18,12 +18,15 @@ import streamlit as st
 
 from reporting.analysis.filters import Filters
 from reporting.analysis.observability import DEFAULT_EMBEDDING, EMBEDDINGS
-from reporting.format.folders import RUN_SUFFIXES, Skipped, run_files
-from reporting.format.reading import FileTooLarge, LoadResult, Problem, load_run, read_file_bytes, unreadable
+from reporting.format.folders import RUN_SUFFIXES
+from reporting.format.problems import FileTooLarge, Problem, read_file_bytes, unreadable
+from reporting.format.reading import LoadResult
 from reporting.format.schema import SEVERITIES
 from reporting.report.build import build_report, make_run_data, with_geometry
 from reporting.report.model import Report, RunData
 from reporting.resources import sample_runs_dir
+from reporting.sources.folders import Skipped, run_files
+from reporting.sources.reading import load_run
 from reporting.ui.live import LIVE_MARK, live_data, live_digest, progress_notice, watch_folder
 
 

@@ -1,0 +1,81 @@
+"""Read a run from a file, bytes or a file object, whoever wrote it, told by its content; report every problem,
+never crash.
+
+A RunLens run (``reporting.format.reading``), a Parquet case table, or another tool's file (garak, promptfoo,
+Inspect AI, JailbreakBench, HarmBench: ``reporting.importers``). ``load_run`` is lenient: it returns the valid
+cases together with the list of problems, so one bad case does not hide a thousand good ones. ``read_run`` is
+strict: it raises ``ReportError`` carrying every problem when anything is wrong.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import BinaryIO, Optional, Union
+
+from reporting._gc import gc_paused
+from reporting.format.problems import FileTooLarge, Problem, ReportError, read_file_bytes, unreadable
+from reporting.format.reading import LoadResult, load_document, run_of_document
+from reporting.format.schema import RunReport
+from reporting.importers import import_document
+
+Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
+
+
+def _read_source(source: Source, name: Optional[str]) -> tuple[str, bytes]:
+    if isinstance(source, (str, os.PathLike)):
+        label = name or str(source)
+        return label, read_file_bytes(source)  # OSError and FileTooLarge handled by the caller
+    if isinstance(source, (bytes, bytearray)):
+        return name or "<bytes>", bytes(source)
+    if hasattr(source, "read"):
+        data = source.read()
+        label = name or getattr(source, "name", None) or "<stream>"
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogatepass")
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"read() returned {type(data).__name__}, expected bytes or str")
+        return str(label), bytes(data)
+    raise TypeError(f"read_run expects a path, bytes or a file object, got {type(source).__name__}")
+
+
+def load_run(source: Source, name: Optional[str] = None, model: Optional[str] = None) -> LoadResult:
+    """Read a run report leniently: the valid cases plus every problem found.
+
+    ``source`` is a path, bytes or a binary/text file object. ``name`` overrides the
+    label used in messages and for deriving a missing ``run_id``. Accepts a report
+    object, a bare array of cases, or JSON Lines with one case per line; or another tool's file
+    (``reporting.importers``), where ``model`` picks the run of a file that holds several.
+    """
+    with gc_paused():
+        return _load_run(source, name, model)
+
+
+def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) -> LoadResult:
+    try:
+        label, data = _read_source(source, name)
+    except (OSError, FileTooLarge) as exc:
+        label = name or str(source)
+        return LoadResult(label, None, [unreadable(label, exc)])
+    if not data.strip():
+        return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
+    # A Parquet case table, or another tool's file (some are ZIP archives): recognised by content.
+    imported = import_document(data, label, model)
+    if imported is None:
+        box = [data]
+        del data  # the reader lets the bytes go once decoded: no reference is kept here
+        return load_document(label, box)
+    del data
+    document, _, problems = imported
+    if document is None:
+        return LoadResult(label, None, problems)
+    header = {k: v for k, v in document.items() if k != "cases"}
+    return run_of_document(label, header, document["cases"], problems)
+
+
+def read_run(source: Source, name: Optional[str] = None) -> RunReport:
+    """Read and validate a run report; raise ``ReportError`` listing every problem."""
+    result = load_run(source, name)
+    if result.problems or result.run is None:
+        raise ReportError(result.problems)
+    return result.run
