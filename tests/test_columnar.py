@@ -7,11 +7,11 @@ import json
 import pyarrow as pa
 import pytest
 
+from reporting import load_run
 from reporting.analysis.compare import run_fingerprint
 from reporting.format.columnar import _count_in_file, read_table
 from reporting.format.parquet import case_table
 from reporting.format.synthetic import synthetic_run
-from reporting.sources.reading import load_run
 from reporting.store.engine import table_figures
 
 BASE = synthetic_run(60, seed=3)
@@ -70,8 +70,8 @@ VALID = {
     "empty run": lambda d: {**d, "cases": []},
     "no run header": lambda d: {"cases": d["cases"]},
 }
-# Runs the per-record reader finds a problem in (or that the columnar reader does not read: extra fields,
-# verdicts, a severity to normalise): the columnar one must hand each back, or read it alike.
+# Runs the per-record reader finds a problem in, and runs it reads that the columnar reader may hand back (a
+# severity to normalise) or read (extra fields, verdicts): the columnar one must hand each back, or read it alike.
 HANDED_BACK = {"severity with spaces", "extra field", "verdicts", "v2 field in version 1"}
 INVALID = {
     "absent passed": _drop("passed"),
@@ -108,12 +108,8 @@ def _compare(tmp_path, document, text=None, name="run.json"):
     return read_table(str(path)), load_run(path)
 
 
-@pytest.mark.parametrize("name", list(VALID))
-def test_the_columnar_table_is_the_per_record_one(tmp_path, name):
-    document = VALID[name](BASE)
-    text = json.dumps(document, indent=2) if name == "indented" else None
-    fast, slow = _compare(tmp_path, document, text)
-    assert slow.ok, slow.problems
+def assert_read_alike(fast, slow):
+    """The columnar table is the per-record one (``case_table`` of the pydantic run), column by column."""
     assert fast is not None, "the columnar reader handed back a valid run"
     reference = case_table(slow.run)
     assert fast.table.schema.names == reference.schema.names
@@ -124,13 +120,24 @@ def test_the_columnar_table_is_the_per_record_one(tmp_path, name):
     assert fast.version == slow.run.schema_version
 
 
+@pytest.mark.parametrize("name", list(VALID))
+def test_the_columnar_table_is_the_per_record_one(tmp_path, name):
+    document = VALID[name](BASE)
+    text = json.dumps(document, indent=2) if name == "indented" else None
+    fast, slow = _compare(tmp_path, document, text)
+    assert slow.ok, slow.problems
+    assert_read_alike(fast, slow)
+
+
 @pytest.mark.parametrize("name", list(INVALID))
 def test_whatever_the_per_record_reader_finds_wrong_is_handed_back(tmp_path, name):
     fast, slow = _compare(tmp_path, INVALID[name](BASE))
     if name in HANDED_BACK:
         assert slow.ok, slow.problems
-    else:
-        assert slow.problems, "the mutation should be a problem for the per-record reader"
+        if fast is not None:
+            assert_read_alike(fast, slow)
+        return
+    assert slow.problems, "the mutation should be a problem for the per-record reader"
     assert fast is None
 
 
@@ -159,16 +166,21 @@ def test_hostile_texts_are_handed_back_or_read_alike(tmp_path, text):
 
 
 def test_a_key_left_out_cannot_be_made_up_by_a_text_that_looks_like_it(tmp_path):
-    """Counting keys to tell an absent key from an explicit null: a text equal to the key's name, or ending in a
-    quote and the name, would count as one, so the columnar reader hands the file back."""
-    document = _drop("boundary_or_refusal_signal")(BASE)
-    document["cases"][9]["category"] = "boundary_or_refusal_signal"
-    fast, slow = _compare(tmp_path, document)
-    assert slow.ok and fast is None
-    document = _drop("unsafe_signal_hits")(BASE)
-    document["cases"][9]["response"] = 'she wrote "unsafe_signal_hits'
-    fast, slow = _compare(tmp_path, document)
-    assert slow.ok and fast is None
+    """JSON Lines: counting keys to tell an absent key from an explicit null, a text equal to the key's name, or
+    ending in a quote and the name, would count as one, so the columnar reader hands the file back. A document's
+    keys are read case by case (msgspec), so there the text is only a text and the run is read alike."""
+    for change in (
+        lambda cases: cases[9].update(category="boundary_or_refusal_signal"),
+        lambda cases: cases[9].update(response='she wrote "boundary_or_refusal_signal'),
+    ):
+        document = _drop("boundary_or_refusal_signal")(BASE)
+        change(document["cases"])
+        fast, slow = _compare(tmp_path, document)
+        assert slow.ok
+        assert_read_alike(fast, slow)
+        path = tmp_path / "run.jsonl"
+        path.write_text("".join(json.dumps(case) + "\n" for case in document["cases"]))
+        assert load_run(path).ok and read_table(str(path)) is None
 
 
 def test_json_lines_read_in_blocks_with_only_the_columns_asked(tmp_path, monkeypatch):
@@ -211,9 +223,21 @@ def test_engine_figures_over_the_columnar_table_equal_the_per_run_figures(tmp_pa
 
 def test_a_table_of_the_columns_the_figures_need_is_all_the_engine_reads(tmp_path):
     fast, _ = _compare(tmp_path, BASE)
-    narrow = fast.table.select(["probe_id", "category", "severity", "passed", "risk_score", "severity_weight"])
+    needed = ["probe_id", "category", "severity", "passed", "risk_score", "severity_weight"]
+    narrow = fast.table.select([*needed, "safe_signal_hits", "unsafe_signal_hits", "boundary_or_refusal_signal"])
     narrow = narrow.append_column("weighted_risk", fast.table.column("weighted_risk"))
     assert table_figures(narrow)["overall"] == table_figures(fast.table)["overall"]
+    # without the signal columns the engine gives every figure but the signals' (a narrow 10M read)
+    bare = fast.table.select([*needed, "weighted_risk"])
+    figures, full = table_figures(bare)["overall"], table_figures(fast.table)["overall"]
+    assert figures == {k: v for k, v in full.items() if k in figures}
+    assert set(full) - set(figures) == {
+        "boundary_language_rate",
+        "boundary_language_rate_ci",
+        "safe_signal_total",
+        "unsafe_signal_total",
+        "safe_unsafe_signal_ratio",
+    }
     assert isinstance(fast.table, pa.Table)
 
 

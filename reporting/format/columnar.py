@@ -1,13 +1,14 @@
 """The columnar reader: a RunLens run (JSON document or JSON Lines) read straight into an Arrow case table
-(``reporting.format.parquet.CASE_COLUMNS``), with no Python object per case.
+(``reporting.format.parquet.CASE_COLUMNS``), with no Python object per case but for judges' verdicts.
 
 Arrow's JSON parser reads and type-checks whole columns (a duplicated key, a string for a number, a float for a
-whole number, a lone surrogate, an unexpected field are all errors there); the checks the schema makes beyond
-types (ranges, severity names, unique probe ids, an evaluated case or an error) run over whole columns. This path
-only says yes or "not me": whenever anything is wrong or cannot be vouched for (an unknown field, judges'
-verdicts, a key that is absent or null where the format tells the two apart), ``read_table`` returns None and
-the per-record reader (``reporting.format.reading.load_run``) reads the file and names every problem exactly as
-always. A test checks the two agree on every run they both read.
+whole number, a lone surrogate are all errors there); the checks the schema makes beyond types (ranges, severity
+names, unique probe ids, an evaluated case or an error, a judged turn that is an assistant turn) run over whole
+columns. Judges' verdicts and the version 3 fields are read from each case's raw bytes
+(``reporting.format.columnar_v3``). This path only says yes or "not me": whenever anything is wrong or cannot be
+vouched for (an unknown field, a key that is absent or null where the format tells the two apart and the file
+does not say which), ``read_table`` returns None and the per-record reader (``reporting.load_run``) reads the file
+and names every problem exactly as always. Tests check the two agree on every run they both read.
 
 A JSON document is split with msgspec (the cases array as raw byte slices, no objects), its header (everything
 but the cases) is read by the strict JSON reader; JSON Lines are read streaming, in blocks, so a file larger than
@@ -21,7 +22,8 @@ import os
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from reporting.format.columnar_checks import CHECKED, ColumnarRun, Lazy, NotMine, finish, mentions
+from reporting.format.columnar_checks import CHECKED, ColumnarRun, NotMine, finish, mentions
+from reporting.format.columnar_v3 import case_keys, nested, parse_fields, read_schema
 from reporting.format.parquet import CASE_COLUMNS, LISTS
 
 CHUNK = 100_000  # cases parsed at once from a JSON document
@@ -51,7 +53,7 @@ def _parse_schema(version: int):
     ]
     if version >= 2:  # in a version 1 file these names are free-form extras: the per-record reader keeps them
         fields += [(name, string) for name in _V2]
-    return pa.schema(fields)
+    return pa.schema(fields + parse_fields(version))
 
 
 def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[ColumnarRun]:
@@ -113,22 +115,24 @@ def _read_document(data: bytes, label: str, columns: Optional[Sequence[str]]) ->
     del raw_cases
     schema = _parse_schema(version)
     batches = []
+    explicit: dict[str, int] = {}  # per name of CHECKED: the cases whose null is written ``null``
     for at in range(0, len(raws), CHUNK):
         chunk = raws[at : at + CHUNK]
-        batches.extend(_parse(b"\n".join(chunk), schema, len(chunk)).to_batches())
+        lines = b"\n".join(chunk)
+        keys, done = case_keys(lines, chunk), 0
+        for batch in _parse(lines, schema, len(chunk)).to_batches():
+            end = done + batch.num_rows
+            batches.append(nested(label, version, batch, chunk[done:end], keys[done:end], explicit))
+            done = end
+        del lines, keys
     n = len(raws)
     del raws
     import pyarrow as pa
 
-    table = pa.Table.from_batches(batches, schema=schema)
+    table = pa.Table.from_batches(batches, schema=read_schema(schema))
     if table.num_rows != n:
         raise NotMine
-
-    def count(name: str) -> int:  # occurrences of "name" among the cases' bytes
-        return data.count(b'"' + name.encode() + b'"', start, end)
-
-    mentioned = Lazy(lambda: mentions(table))
-    return finish(label, meta, version, stored, table, count, mentioned, columns)
+    return finish(label, meta, version, stored, table, lambda name: explicit.get(name, 0), columns)
 
 
 def _span(data: bytes, raw_cases: Any) -> tuple[int, int]:
@@ -144,11 +148,15 @@ def _span(data: bytes, raw_cases: Any) -> tuple[int, int]:
 
 
 def _parse(lines: bytes, schema, count: int):
+    """The cases of a document, one a line, by Arrow's parser. A key Arrow does not know is ignored here:
+    ``columnar_v3.nested`` reads it (a free-form extra, or a nested field Arrow skips) from the raw bytes."""
     import pyarrow.json as pj
 
     # A case of an indented document spans lines: Arrow then finds where each object ends by parsing, slower.
     spans_lines = lines.count(b"\n") != count - 1
-    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error", newlines_in_values=spans_lines)
+    options = pj.ParseOptions(
+        explicit_schema=schema, unexpected_field_behavior="ignore", newlines_in_values=spans_lines
+    )
     try:
         return pj.read_json(
             io.BytesIO(lines), read_options=pj.ReadOptions(block_size=BLOCK, use_threads=False), parse_options=options
@@ -185,10 +193,14 @@ def _read_lines(path: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
     stem = os.path.basename(path).split(".")[0] or "run"
     meta = RunMeta(run_id=stem)
 
-    def count(name: str) -> int:
-        return _count_in_file(path, b'"' + name.encode() + b'"')
+    def explicit_nulls(name: str) -> int:
+        """The key counted in the file: a null that is not a key left out (a text that could be taken for the key,
+        and the count settles nothing)."""
+        if name in mentioned:
+            raise NotMine
+        return _count_in_file(path, b'"' + name.encode() + b'"') - (table.num_rows - table.column(name).null_count)
 
-    return finish(path, meta, 1, {}, table, count, mentioned, columns)
+    return finish(path, meta, 1, {}, table, explicit_nulls, columns)
 
 
 def _needed(columns: Optional[Sequence[str]]) -> set[str]:

@@ -57,18 +57,6 @@ def fingerprint(model: str, created_at: Optional[str], rows: Iterable[tuple[str,
 CHECKED = ("passed", "risk_score", *_DEFAULTS, *LISTS)  # names whose null and absence the format tells apart
 
 
-class Lazy:
-    """``name in lazy``: the set is computed at the first question."""
-
-    def __init__(self, make):
-        self.make, self.found = make, None
-
-    def __contains__(self, name: str) -> bool:
-        if self.found is None:
-            self.found = self.make()
-        return name in self.found
-
-
 def mentions(table) -> set[str]:
     """The names of ``CHECKED`` some text of a case could be mistaken for when counting keys: a text that is the
     name, or that ends with a quote and the name (written ``\\"name"`` in JSON)."""
@@ -87,7 +75,9 @@ def mentions(table) -> set[str]:
     return found
 
 
-def finish(label, meta, version, stored, table, count, mentioned, columns) -> ColumnarRun:
+def finish(label, meta, version, stored, table, explicit_nulls, columns) -> ColumnarRun:
+    """The case table of a parsed run, once every check passed. ``explicit_nulls(name)``: how many of the cases
+    whose ``name`` is null wrote ``null`` (the others left the key out), or ``NotMine`` when that cannot be told."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -100,10 +90,9 @@ def finish(label, meta, version, stored, table, count, mentioned, columns) -> Co
     def nulls(name: str) -> int:
         return col(name).null_count if name in names else n
 
-    def present_where_null(name: str, expected: int) -> None:
-        """A column with nulls: each must be a key left out (not an explicit null), so the file names ``name``
-        exactly ``expected`` times and no text of a case could be mistaken for it."""
-        if name in mentioned or count(name) != expected:
+    def null_written(name: str, every: bool) -> None:
+        """Each null of ``name`` is an explicit null (``every``) or each is a key left out."""
+        if explicit_nulls(name) != (col(name).null_count if every else 0):
             raise NotMine
 
     for name in ("probe_id", "category", "severity"):
@@ -122,7 +111,7 @@ def finish(label, meta, version, stored, table, count, mentioned, columns) -> Co
     if error_cases:
         if version < 2:
             raise NotMine
-        present_where_null("passed", n)
+        null_written("passed", every=True)
         error = col("error")
         bad = pc.or_(pc.is_null(error), pc.equal(pc.utf8_length(error), 0))
         if pc.any(pc.and_kleene(pc.invert(evaluated), bad)).as_py():
@@ -135,7 +124,7 @@ def finish(label, meta, version, stored, table, count, mentioned, columns) -> Co
     if "weighted_risk" in names:
         _finite_within(col("weighted_risk"), -MAX_SEVERITY_WEIGHT, MAX_SEVERITY_WEIGHT)
     if risk.null_count:
-        present_where_null("risk_score", n)
+        null_written("risk_score", every=True)
         if pc.any(pc.and_(evaluated, pc.is_null(risk))).as_py():
             raise NotMine
     filled: dict[str, Any] = {}
@@ -146,7 +135,7 @@ def finish(label, meta, version, stored, table, count, mentioned, columns) -> Co
         if pa.types.is_integer(values.type):
             _finite_within(values, 0, MAX_INTEGER)
         if values.null_count:
-            present_where_null(name, n - values.null_count)
+            null_written(name, every=False)
             values = pc.fill_null(values, default)
         filled[name] = values
     for name in LISTS:
@@ -156,9 +145,11 @@ def finish(label, meta, version, stored, table, count, mentioned, columns) -> Co
         if pc.list_flatten(values).null_count:
             raise NotMine
         if values.null_count:
-            present_where_null(name, n - values.null_count)
+            null_written(name, every=False)
             values = pc.if_else(pc.is_null(values), pa.scalar([], type=values.type), values)
         filled[name] = values
+    if "tags" in names and pc.list_flatten(col("tags")).null_count:
+        raise NotMine  # a tag that is null
     wanted = list(CASE_COLUMNS) if columns is None else [c for c in CASE_COLUMNS if c in columns]
     response = col("response") if "response" in names else pa.nulls(n, pa.string())
     identity = (probe_ids, passed, risk, response) if "response" in wanted else None
@@ -172,8 +163,8 @@ def finish(label, meta, version, stored, table, count, mentioned, columns) -> Co
         "risk_score": risk_kept,
         "severity_weight": pc.if_else(evaluated, weight, pa.scalar(None, pa.float64())),
         "weighted_risk": pc.min_element_wise(pc.multiply(risk_kept, weight), pa.scalar(1.0), skip_nulls=False),
-        "verdicts": _empty_lists(n, _arrow_type(CASE_COLUMNS["verdicts"])),
-        "extra": pa.nulls(n, pa.string()),
+        "verdicts": col("verdicts") if "verdicts" in names else _empty_lists(n, _arrow_type(CASE_COLUMNS["verdicts"])),
+        "extra": _extra(table, version, "extra" in wanted),
         **filled,
     }
     arrays = []
@@ -195,6 +186,19 @@ def finish(label, meta, version, stored, table, count, mentioned, columns) -> Co
         metadata[TOOL_FIGURES_KEY] = json.dumps(stored["tool_figures"]).encode()
     result = result.replace_schema_metadata(metadata)
     return ColumnarRun(label, meta, version, result, stored, identity)
+
+
+def _extra(table, version: int, wanted: bool):
+    """The JSON of the case's fields beyond the format's and of its version 3 fields."""
+    import pyarrow as pa
+
+    if not wanted or "extra" not in table.column_names:
+        return pa.nulls(table.num_rows, pa.string())
+    if version < 3:
+        return table.column("extra")
+    from reporting.format.columnar_v3 import extra_column
+
+    return extra_column(table)
 
 
 def _finite_within(values, low: float, high: float) -> None:

@@ -1,0 +1,333 @@
+"""The columnar reader's fields of versions 2 and 3: each judge's verdict (``verdicts``, a map with free keys) and
+the conversation and its labels (``messages``, ``judged_turn``, ``strategy``, ``plugin``, ``limit``, ``tags``), read
+into the columns ``reporting.format.parquet.case_table`` gives them: ``verdicts`` as a list of structs, the version
+3 fields as the JSON of the ``extra`` column, byte for byte.
+
+A document's cases are read twice per chunk, both times over the raw case slices: by Arrow's JSON parser (the
+format's fields it can type: texts, numbers, ``tags``, ``judged_turn``) and by msgspec into a struct that knows
+every field of the file's version and nothing else (an unknown field is refused) and keeps each value as raw bytes.
+From those raw values: verdicts are decoded by msgspec into typed structs (a verdict's own extra fields are
+refused), and a duplicated key anywhere in them (msgspec keeps the last) is found by counting the keys of the
+bytes against the keys decoded; ``messages`` and ``limit`` (rare, with free-form extras) go through the strict
+JSON decoder and the schema's own models, exactly as the per-record reader reads them. Anything wrong: ``NotMine``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import operator
+from typing import Any, Optional, Union
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from reporting.format.columnar_checks import CHECKED, NotMine
+from reporting.format.parquet import CASE_COLUMNS, _arrow_type
+from reporting.format.schema import MAX_INTEGER, Case
+
+_V2 = ("error", "verdicts", "probe_group", "source_id")
+_V3 = ("messages", "judged_turn", "strategy", "plugin", "limit", "tags")
+_NESTED = ("verdicts", "messages", "limit")  # read from the raw bytes, not by Arrow
+_DECODE = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+
+
+class _Verdict(msgspec.Struct, forbid_unknown_fields=True):
+    """``reporting.format.schema.Verdict`` without extra fields (a table has no place for them); UNSET: absent."""
+
+    passed: Union[bool, None, UnsetType] = UNSET
+    score: Union[int, float, None, UnsetType] = UNSET
+    explanation: Union[str, None, UnsetType] = UNSET
+
+
+def parse_fields(version: int) -> list[tuple[str, Any]]:
+    """The fields of versions 2 and 3 Arrow's parser reads (the nested ones only as 'an object' or 'a list of
+    objects': their content is read from the raw bytes)."""
+    import pyarrow as pa
+
+    fields: list[tuple[str, Any]] = []
+    if version >= 2:
+        fields.append(("verdicts", pa.struct([])))
+    if version >= 3:
+        fields += [
+            ("messages", pa.list_(pa.struct([]))),
+            ("judged_turn", pa.int64()),
+            ("strategy", pa.string()),
+            ("plugin", pa.string()),
+            ("limit", pa.struct([])),
+            ("tags", pa.list_(pa.string())),
+        ]
+    return fields
+
+
+def read_schema(parse_schema):
+    """The schema of a chunk once ``nested`` has read it: verdicts as the case table's, messages and limit as the
+    JSON text they take in ``extra``."""
+    import pyarrow as pa
+
+    kinds = {"verdicts": _arrow_type(CASE_COLUMNS["verdicts"]), "messages": pa.string(), "limit": pa.string()}
+    return pa.schema([*((f.name, kinds.get(f.name, f.type)) for f in parse_schema), ("extra", pa.string())])
+
+
+@functools.cache
+def case_names(version: int) -> frozenset:
+    """The case fields of ``version``: in an older file the later names are free-form extras (``migrate.py``)."""
+    return frozenset(
+        name for name in Case.model_fields if (version >= 2 or name not in _V2) and (version >= 3 or name not in _V3)
+    )
+
+
+def case_keys(lines: bytes, raws: list) -> list[dict[str, Raw]]:
+    """Each case's keys, each value as raw bytes (msgspec keeps the last of a key given twice: Arrow refuses a
+    field's, ``_extras`` any other). ``lines``: the cases one a line, unless an indented case spans lines."""
+    try:
+        if lines.count(b"\n") == len(raws) - 1:
+            return _KEYS.decode_lines(lines)
+        return msgspec.json.decode(b"[" + b",".join(raws) + b"]", type=list[dict[str, Raw]])
+    except _DECODE:
+        raise NotMine from None
+
+
+_KEYS = msgspec.json.Decoder(dict[str, Raw])
+
+
+def nested(label: str, version: int, batch, raws: list, keys: list, explicit: dict[str, int]):
+    """``batch`` (Arrow's parse of the cases ``raws``, whose keys are ``keys``) with verdicts, messages and limit
+    read from the raw bytes, and ``extra``: the JSON of a case's fields beyond the format's, null without any.
+    ``explicit`` counts, per name of ``CHECKED``, the cases whose null is written ``null`` (not left out)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = batch.num_rows
+    if len(keys) != n:
+        raise NotMine
+    for name in CHECKED:
+        column = batch.column(name)
+        if column.null_count:  # a case where Arrow read null and the key is there: the key's value is null
+            cases = map(keys.__getitem__, pc.indices_nonzero(pc.is_null(column)).to_pylist())
+            explicit[name] = explicit.get(name, 0) + sum(map(operator.contains, cases, itertools.repeat(name)))
+    known = case_names(version)
+    extras: list[Optional[str]] = [None] * n
+    for i in [i for i, case in enumerate(keys) if not known.issuperset(case)]:
+        extras[i] = _extras(label, version, raws[i])
+    found: dict[str, tuple[list[int], list]] = {}
+    for name in _NESTED:
+        if name in known:
+            rows = [i for i, case in enumerate(keys) if name in case]
+            if name != "verdicts":  # null: no conversation, no limit (a null verdicts is refused by msgspec)
+                rows = [i for i in rows if not _is_null(keys[i][name])]
+            found[name] = (rows, [keys[i][name] for i in rows])
+    del keys
+    columns = {"extra": pa.array(extras, pa.string())}
+    if version >= 2:
+        columns["verdicts"] = _verdicts(n, *found["verdicts"])
+    if version >= 3:
+        messages, columns["messages"] = _models(label, n, *found["messages"], "messages")
+        _check_turns(batch.column("judged_turn"), messages)
+        columns["limit"] = _models(label, n, *found["limit"], "limit")[1]
+    schema = read_schema(batch.schema)
+    return pa.RecordBatch.from_arrays(
+        [columns[f.name] if f.name in columns else batch.column(f.name) for f in schema], schema=schema
+    )
+
+
+def _extras(label: str, version: int, raw: Any) -> str:
+    """The JSON ``case_table`` writes of a case's fields beyond the format's (after the migration chain renamed
+    an older file's later names), once the case passed the strict decoder and its extras the reader's screen."""
+    from reporting.format.migrate import upgrade
+    from reporting.format.strict_json import _nonfinite_and_depth, parse_json_text
+
+    value, problems = parse_json_text(label, bytes(raw).decode("utf-8"))
+    if problems or not isinstance(value, dict):
+        raise NotMine
+    _, (case,) = upgrade({}, [value], version)
+    extra = {key: item for key, item in case.items() if key not in Case.model_fields}
+    for key, item in extra.items():
+        _nonfinite_and_depth(label, key, item, problems)
+    if problems:
+        raise NotMine
+    return json.dumps(extra)
+
+
+def _is_null(raw: Any) -> bool:
+    return raw is not UNSET and len(raw) == 4 and bytes(raw) == b"null"
+
+
+def _verdicts(n: int, rows: list[int], raws: list):
+    """The verdicts column: each case's judges in the order written, as ``case_table`` writes them."""
+    import numpy as np
+    import pyarrow as pa
+
+    kind = _arrow_type(CASE_COLUMNS["verdicts"])
+    counts = np.zeros(n, dtype=np.int64)
+    judges: list[str] = []
+    fields: list[list[Any]] = [[], [], []]  # passed, score, explanation
+    if rows:
+        joined = b"[" + b",".join(raws) + b"]"
+        try:
+            maps = msgspec.json.decode(joined, type=list[dict[str, _Verdict]])
+        except _DECODE:
+            raise NotMine from None
+        for at, verdicts in zip(rows, maps):
+            counts[at] = len(verdicts)
+        judges = [judge for verdicts in maps for judge in verdicts]
+        every = [verdict for verdicts in maps for verdict in verdicts.values()]
+        del maps
+        fields = [[getattr(verdict, name) for verdict in every] for name in ("passed", "score", "explanation")]
+        # the keys msgspec kept: fewer than the bytes hold when a key is given twice
+        decoded = len(judges) + sum(len(values) - values.count(UNSET) for values in fields)
+        if count_keys(joined) != decoded:
+            raise NotMine  # a duplicated key: the per-record reader names it
+        fields = [[None if value is UNSET else value for value in values] for values in fields]
+        if any(score is not None and not -MAX_INTEGER <= score <= MAX_INTEGER for score in fields[1]):
+            raise NotMine
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    values = pa.StructArray.from_arrays(
+        [
+            pa.array(judges, pa.string()),
+            pa.array(fields[0], pa.bool_()),
+            pa.array(fields[1], pa.float64()),
+            pa.array(fields[2], pa.string()),
+        ],
+        fields=list(kind.value_type),
+    )
+    return pa.ListArray.from_arrays(pa.array(offsets), values, type=kind)
+
+
+@functools.cache
+def _adapter(name: str):
+    from pydantic import TypeAdapter
+
+    from reporting.format.schema import Limit, Message
+
+    return TypeAdapter(list[list[Message]]) if name == "messages" else TypeAdapter(list[Limit])
+
+
+def _models(label: str, n: int, rows: list[int], raws: list, name: str):
+    """``messages`` or ``limit`` of the cases that have one: decoded strictly and validated by the schema's models
+    (as the per-record reader does), and the JSON ``case_table`` writes of them; None where a case has none."""
+    import pyarrow as pa
+
+    from reporting.format.strict_json import parse_json_text
+
+    found: list[Any] = [None] * n
+    texts: list[Optional[str]] = [None] * n
+    if not rows:
+        return found, pa.array(texts, pa.string())
+    from pydantic import ValidationError
+
+    text = (b"[" + b",".join(raws) + b"]").decode("utf-8")
+    value, problems = parse_json_text(label, text)
+    if problems or not isinstance(value, list) or len(value) != len(rows):
+        raise NotMine
+    adapter = _adapter(name)
+    try:
+        models = adapter.validate_python(value)
+    except ValidationError:
+        raise NotMine from None
+    dumped = adapter.dump_python(models, mode="json", exclude_none=True)
+    for at, model, plain in zip(rows, models, dumped):
+        found[at] = model
+        texts[at] = json.dumps(plain)
+    return found, pa.array(texts, pa.string())
+
+
+def _check_turns(turns, messages: list) -> None:
+    """``judged_turn``, where given, is an assistant turn of the case's messages (``schema.conversation_problem``)."""
+    if turns.null_count == len(turns):
+        return
+    for turn, conversation in zip(turns.to_pylist(), messages):
+        if turn is not None and (not 0 <= turn < len(conversation or ()) or conversation[turn].role != "assistant"):
+            raise NotMine
+
+
+def count_keys(data: bytes) -> int:
+    """The number of object keys in valid JSON ``data``: strings followed by a colon. Quotes are paired (a quote
+    after an odd run of backslashes is inside a string), so text that looks like a key is not one."""
+    import numpy as np
+
+    codes = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(codes == 0x22)
+    escaped = quotes[(quotes > 0) & (codes[quotes - 1] == 0x5C)]
+    if escaped.size:
+        run = np.zeros(escaped.size, dtype=np.int64)
+        going = np.ones(escaped.size, dtype=bool)
+        for back in range(1, 65):
+            going &= escaped - back >= 0
+            going[going] = codes[escaped[going] - back] == 0x5C
+            if not going.any():
+                break
+            run += going
+        else:
+            raise NotMine  # 64 backslashes before a quote: not worth reading here
+        quotes = np.setdiff1d(quotes, escaped[run % 2 == 1], assume_unique=True)
+    if quotes.size % 2:
+        raise NotMine
+    after = quotes[1::2] + 1  # the byte after each string
+    after = after[after < codes.size]
+    while True:
+        blank = np.isin(codes[after], (0x20, 0x09, 0x0A, 0x0D))
+        if not blank.any():
+            break
+        after[blank] += 1
+        after = after[after < codes.size]
+    return int(np.count_nonzero(codes[after] == 0x3A))
+
+
+def extra_column(table):
+    """The ``extra`` column of ``case_table`` for a version 3 table: the JSON of each case's own extra fields and its
+    version 3 fields in the order ``parquet.V3_FIELDS`` names them (``json.dumps`` of the same values, byte for
+    byte), null without any.
+    Texts of printable ASCII are escaped over whole columns; the rest by ``json.dumps``, one value at a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from reporting.format.parquet import V3_FIELDS
+
+    extra = table.column("extra")  # the case's own fields beyond the format's, first, as case_table puts them
+    parts = [pc.binary_join_element_wise(", ", pc.utf8_slice_codeunits(extra, 1, -1), "")]
+    for name in V3_FIELDS:
+        values = table.column(name)
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        if name in ("messages", "limit"):
+            text = values  # already JSON
+        elif name == "judged_turn":
+            text = pc.cast(values, pa.string())
+        elif name == "tags":
+            text = _json_lists(values)
+        else:
+            text = json_strings(values)
+        parts.append(pc.binary_join_element_wise(f', "{name}": ', text, ""))  # null where the case has none
+    if not len(table):
+        return pa.nulls(0, pa.string())
+    some = functools.reduce(pc.or_, [pc.is_valid(part) for part in parts])
+    # (binary_join_element_wise's null_handling="skip" drops a row whose every part is null: not used)
+    joined = pc.binary_join_element_wise(*[pc.fill_null(part, "") for part in parts], "")
+    wrapped = pc.binary_join_element_wise("{", pc.utf8_slice_codeunits(joined, 2), "}", "")
+    return pc.if_else(some, wrapped, pa.scalar(None, pa.string()))
+
+
+def _json_lists(values):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    items = pa.ListArray.from_arrays(values.offsets, json_strings(values.values), mask=values.is_null())
+    return pc.binary_join_element_wise("[", pc.binary_join(items, ", "), "]", "")
+
+
+def json_strings(values):
+    """``json.dumps`` of each text of a string array (nulls stay null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    plain = pc.replace_substring(pc.replace_substring(values, "\\", "\\\\"), '"', '\\"')
+    quoted = pc.binary_join_element_wise('"', plain, '"', "")
+    special = pc.fill_null(pc.match_substring_regex(values, r"[^ -~]"), False)
+    if not pc.any(special).as_py():
+        return quoted
+    rows = pc.indices_nonzero(special)
+    escaped = [json.dumps(text) for text in pc.take(values, rows).to_pylist()]
+    return pc.replace_with_mask(quoted, special, pa.array(escaped, pa.string()))
