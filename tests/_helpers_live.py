@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -46,6 +48,17 @@ def synthetic_jsonl(tmp_path: Path, cases: int) -> Path:
     src = tmp_path / "src.jsonl"
     src.write_text("".join(json.dumps(c) + "\n" for c in synthetic_run(cases)["cases"]))
     return src
+
+
+@contextmanager
+def replaying(src: Path, dest: Path, chunks: int) -> Iterator[subprocess.Popen]:
+    """A writer replaying ``src`` into ``dest`` in ``chunks`` chunks, its first chunk written; stopped on leaving."""
+    process = writer(src, dest, chunks)
+    try:
+        step(process)
+        yield process
+    finally:
+        stop(process)
 
 
 def growing_folder(tmp_path: Path, monkeypatch, name: str) -> Path:

@@ -6,11 +6,11 @@ problem."""
 import json
 import re
 
-from _helpers_live import GARAK, ROOT, dashboard, growing_folder, step, stop, synthetic_jsonl, writer
+from _helpers_live import GARAK, ROOT, dashboard, growing_folder, replaying, step, synthetic_jsonl
 from apptest import open_page
 from streamlit.testing.v1 import AppTest
 
-from reporting.sources.reading import load_run
+from reporting.format.reading import load_run
 
 
 def shown_total(at: AppTest) -> int:
@@ -24,9 +24,7 @@ def progress(at: AppTest) -> str:
 
 def test_the_dashboard_sees_a_garak_run_grow(tmp_path, monkeypatch):
     dest = growing_folder(tmp_path, monkeypatch, "live.report.jsonl")
-    process = writer(GARAK, dest, 5)
-    try:
-        step(process)
+    with replaying(GARAK, dest, 5) as process:
         at = dashboard()
         assert not at.exception and not at.error, [e.value for e in at.error]
         first = shown_total(at)
@@ -40,8 +38,6 @@ def test_the_dashboard_sees_a_garak_run_grow(tmp_path, monkeypatch):
             totals.append(shown_total(at))
             assert next(r for r in at.sidebar.radio if r.label == "Outcome").value == "fail"  # the filter stayed
             assert any(s.value == "Pass rate over the run" for s in at.subheader)
-    finally:
-        stop(process)
     whole = load_run(GARAK.read_bytes(), name="live").run
     assert totals == sorted(totals) and totals[0] < totals[-1] == len(whole.cases)
     assert "in progress" not in progress(at)  # garak's completion line: the run is done
@@ -52,9 +48,7 @@ def test_the_dashboard_sees_a_garak_run_grow(tmp_path, monkeypatch):
 def test_the_dashboard_sees_a_runlens_run_grow(tmp_path, monkeypatch):
     src = synthetic_jsonl(tmp_path, 300)
     dest = growing_folder(tmp_path, monkeypatch, "live.jsonl")
-    process = writer(src, dest, 3)
-    try:
-        step(process)
+    with replaying(src, dest, 3) as process:
         at = dashboard()
         counts = [shown_total(at)]
         assert "in progress: " in progress(at) and " cases so far" in progress(at)
@@ -68,8 +62,6 @@ def test_the_dashboard_sees_a_runlens_run_grow(tmp_path, monkeypatch):
             counts.append(shown_total(at))
             assert at.text_input(key="case_probe_id").value == first  # the page and the case shown stayed
             assert any(first in t.value for t in at.text) or any(first in c.value for c in at.code)
-    finally:
-        stop(process)
     assert counts == sorted(counts) and counts[0] < counts[-1] == 300
 
 
@@ -82,15 +74,11 @@ def test_a_large_growing_run_keeps_its_pages_figures_a_little_longer(tmp_path, m
     monkeypatch.setattr(live, "SLOW_PAGES", 0.0)
     src = synthetic_jsonl(tmp_path, 200)
     dest = growing_folder(tmp_path, monkeypatch, "live.jsonl")
-    process = writer(src, dest, 2)
-    try:
-        step(process)
+    with replaying(src, dest, 2) as process:
         at = dashboard()
         before = shown_total(at)
         step(process)
         at.run()
-    finally:
-        stop(process)
     assert shown_total(at) == before < 200  # the pages: the figures made first
     assert re.search(
         rf"in progress: 200 cases so far.* The figures below are of its first {before} cases", progress(at)
