@@ -10,7 +10,7 @@ from _helpers_live import GARAK, ROOT, dashboard, growing_folder, replaying, ste
 from apptest import open_page
 from streamlit.testing.v1 import AppTest
 
-from reporting.format.reading import load_run
+from reporting.sources.reading import load_run
 
 
 def shown_total(at: AppTest) -> int:
