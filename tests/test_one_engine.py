@@ -140,3 +140,21 @@ def test_no_module_but_the_figures_module_computes_a_registry_figure():
     outside = [(module, key) for module, key in _computing_modules() if module != "reporting/analysis/figures.py"]
     assert outside == []
     assert ("reporting/analysis/figures.py", "pass_rate") in _computing_modules()  # the scan sees computations
+
+
+def test_a_filtered_report_takes_the_runs_table_rows_and_gets_the_figures_of_its_cases():
+    """The dashboard's filter keeps the run's engine table and takes its rows: the same figures (worst cases
+    included) as the filtered cases computed afresh."""
+    from reporting.analysis.filters import Filters
+    from reporting.report.build import build_report, run_data
+
+    data = run_data(reporting.read_run(str(ROOT / "sample_runs" / "acme-assistant-v1.json")))
+    assert data.table is not None and data.table.num_rows == len(data.frame)
+    categories = sorted(set(data.frame["category"]))[1:3]
+    for filters in (Filters(categories=tuple(categories)), Filters(outcome="fail"), Filters(severities=("low",))):
+        report = build_report(data, filters=filters, with_observability=False)
+        kept = filters.apply(data.frame)
+        assert 0 < len(kept) < len(data.frame)
+        fresh = aggregate_metrics(kept, errors=0, error_cases=data.errors.iloc[0:0])
+        for key in ("counts", "overall", "by_category", "by_severity", "worst_cases", "failure_modes", "indices"):
+            assert report.metrics[key] == fresh[key], (filters, key)

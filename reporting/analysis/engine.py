@@ -105,10 +105,8 @@ WORST = f"SELECT pos FROM cases WHERE passed IS NOT NULL ORDER BY {WORST_ORDER}"
 
 def case_table(frame: Any):
     """The columns of a case frame (``reporting.analysis.metrics.cases_frame``: evaluated cases) the engine reads,
-    as an Arrow table: numbers without a copy, texts and lists converted once. ``pos``: each row's position."""
+    as an Arrow table: numbers without a copy, texts and lists converted once."""
     import pyarrow as pa
-
-    n = len(frame)
 
     def text(name: str):
         return pa.array(frame[name].to_numpy(dtype=object), type=pa.string())
@@ -123,7 +121,6 @@ def case_table(frame: Any):
     modes = frame["detected_failure_modes"].to_numpy(dtype=object)
     return pa.table(
         {
-            "pos": pa.array(np.arange(n, dtype=np.int64)),
             "probe_id": text("probe_id"),
             "category": text("category"),
             "severity": severity_column,
@@ -140,18 +137,22 @@ def case_table(frame: Any):
 
 
 class Session:
-    """DuckDB in process over one case table (single-threaded: the same figures, to the last bit, on every run)."""
+    """DuckDB in process over one case table (single-threaded: the same figures, to the last bit, on every run).
+    ``pos`` is each row's position in the table, as the worst-case order gives them back."""
 
     def __init__(self, table) -> None:
         import duckdb
+        import pyarrow as pa
 
+        if "pos" in table.column_names:
+            table = table.drop_columns(["pos"])
+        table = table.append_column("pos", pa.array(np.arange(table.num_rows, dtype=np.int64)))
         self.connection = duckdb.connect(config={"threads": 1})
         self.connection.register("given", table)
         names = table.column_names
         self.columns = tuple(names)
         rest = "* EXCLUDE (run_key)" if "run_key" in names else "*"  # one run: one group, whatever a table says
-        extra = ["'' AS run_key"] + ([] if "pos" in names else ["row_number() OVER () - 1 AS pos"])
-        self.connection.execute(f"CREATE VIEW cases AS SELECT {', '.join([rest, *extra])} FROM given")
+        self.connection.execute(f"CREATE VIEW cases AS SELECT {rest}, '' AS run_key FROM given")
 
     def rows(self, sql: str) -> list[dict[str, Any]]:
         result = self.connection.execute(sql)

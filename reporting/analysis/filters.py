@@ -45,8 +45,10 @@ class Filters:
         )
 
     def apply(self, frame: pd.DataFrame) -> pd.DataFrame:
-        if not self.active:
-            return frame
+        return frame if not self.active else frame[self.mask(frame)]
+
+    def mask(self, frame: pd.DataFrame) -> np.ndarray:
+        """Which rows of ``frame`` these filters keep."""
         mask = np.ones(len(frame), dtype=bool)
         if self.categories:
             mask &= frame["category"].isin(self.categories).to_numpy()
@@ -73,7 +75,7 @@ class Filters:
                     count=len(frame),
                 )
             mask &= found
-        return frame[mask]
+        return mask
 
     def apply_errors(self, errors: pd.DataFrame) -> pd.DataFrame:
         """The cases not evaluated that these filters keep: by category, severity and text; none when an outcome or

@@ -167,15 +167,17 @@ def _worst_cases(frame: pd.DataFrame, positions: np.ndarray) -> list[dict[str, A
     ]
 
 
-def engine_figures(frame: pd.DataFrame, errors: int) -> dict[str, Any]:
+def engine_figures(frame: pd.DataFrame, errors: int, table: Any = None) -> dict[str, Any]:
     """The figures the engine computes over the evaluated cases of ``frame`` (``errors``: the cases not evaluated):
-    counts, overall, per category and severity, failure modes, indices, worst cases, the category ranking."""
-    with Session(case_table(frame)) as engine:
+    counts, overall, per category and severity, failure modes, indices, worst cases, the category ranking.
+    ``table``: the engine's table of the frame's rows, when the caller has it (a filter of a run takes its rows)."""
+    with Session(case_table(frame) if table is None else table) as engine:
         run = one_row(engine.groups("run"))
         categories = figures.by_category(engine.groups("category"))
-        found = {
+        overall = figures.with_error_rate(figures.overall(run), errors, figures.evaluated(run) + errors)
+        found: dict[str, Any] = {
             "counts": figures.counts(run, errors, len(categories)),
-            "overall": figures.overall(run),
+            "overall": overall,
             "by_category": categories,
             "by_severity": figures.by_severity(engine.groups("severity")),
             "failure_modes": engine.failure_modes(),
@@ -183,7 +185,6 @@ def engine_figures(frame: pd.DataFrame, errors: int) -> dict[str, Any]:
             "worst_cases": _worst_cases(frame, engine.worst_positions(WORST_CASES)),
             "category_ranking": figures.category_ranking(categories),
         }
-    figures.with_error_rate(found["overall"], errors, figures.evaluated(run) + errors)
     return found
 
 
@@ -191,17 +192,19 @@ def aggregate_metrics(
     run_or_frame: Union[RunReport, pd.DataFrame],
     errors: Optional[int] = None,
     error_cases: Optional[pd.DataFrame] = None,
+    table: Any = None,
 ) -> dict[str, Any]:
     """All run-level figures of docs/metrics.md, recomputed from the cases. Rates are over evaluated cases;
     ``errors`` counts the cases not evaluated (from the run itself when a run is given). ``error_cases``: those
     cases (``error_frame``), whose judges' verdicts count as each judge's errors (a sample that errored is an
-    error of every scorer that was to judge it)."""
+    error of every scorer that was to judge it). ``table``: the engine's table of the frame's rows
+    (``reporting.analysis.engine.case_table``), when the caller keeps one."""
     frame = as_frame(run_or_frame)
     if isinstance(run_or_frame, RunReport) and (errors is None or error_cases is None):
         error_cases = error_frame(run_or_frame)
         errors = len(error_cases)
     errors = errors or 0
-    found = engine_figures(frame, errors)
+    found = engine_figures(frame, errors, table)
     by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
     judged = with_error_verdicts(by_judge, error_cases)
     return {

@@ -20,7 +20,6 @@ from sklearn.metrics import mutual_info_score, normalized_mutual_info_score
 from sklearn.preprocessing import normalize
 
 from reporting._gc import gc_paused
-from reporting.analysis.figures import proportion
 from reporting.analysis.metrics import as_frame
 from reporting.format.schema import RunReport
 
@@ -332,7 +331,7 @@ def _summaries(
             {
                 "cluster_id": int(cluster_id),
                 "size": size,
-                "pass_rate": _round(proportion(int(passed[mask].sum()), size)[0]),
+                "pass_rate": _round(int(passed[mask].sum()) / size),
                 "dominant_category": dominant,
                 "top_terms": [str(terms[i]) for i in order if term_sums[cluster_id, i] > 0],
             }

@@ -9,6 +9,7 @@ from typing import Any, Optional, Union
 from reporting._gc import gc_paused
 from reporting.analysis.contradiction import case_contradictions
 from reporting.analysis.drift import drift
+from reporting.analysis.engine import case_table
 from reporting.analysis.filters import NO_FILTERS, Filters
 from reporting.analysis.framework_maps import Catalog
 from reporting.analysis.metrics import aggregate_metrics, cases_frame, error_frame
@@ -30,8 +31,10 @@ def make_run_data(result: LoadResult) -> RunData:
         return RunData(result, frame, aggregate_metrics(frame), (), (), error_frame(empty))
     frame = cases_frame(result.run)
     errors = error_frame(result.run)
-    full = aggregate_metrics(frame, errors=len(errors), error_cases=errors)
-    return RunData(result, frame, full, drift(result.run, frame, full), tuple(sorted(full["failure_modes"])), errors)
+    table = case_table(frame)
+    full = aggregate_metrics(frame, errors=len(errors), error_cases=errors, table=table)
+    found = drift(result.run, frame, full)
+    return RunData(result, frame, full, found, tuple(sorted(full["failure_modes"])), errors, table)
 
 
 def run_data(run: RunReport) -> RunData:
@@ -83,9 +86,11 @@ def build_report(
         if reviews is not None:
             data, review = reviewed_data(data, reviews, basis)
         if filters.active:
-            frame = filters.apply(data.frame)
+            kept = filters.mask(data.frame)
+            frame = data.frame[kept]
             errors = filters.apply_errors(data.errors)
-            metrics: Mapping[str, Any] = aggregate_metrics(frame, errors=len(errors), error_cases=errors)
+            table = None if data.table is None else data.table.filter(kept)
+            metrics: Mapping[str, Any] = aggregate_metrics(frame, errors=len(errors), error_cases=errors, table=table)
         else:
             frame, metrics, errors = data.frame, data.metrics, data.errors
         frameworks = framework_results(data.run, kept_cases(data.run, frame, errors), catalog, catalog_problems)

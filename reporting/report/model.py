@@ -41,6 +41,7 @@ class RunData:
     drift: tuple[DriftFinding, ...]
     failure_mode_names: tuple[str, ...]
     errors: pd.DataFrame  # the cases not evaluated (passed null), same columns plus "error"
+    table: Any = None  # the engine's table of the frame's rows (reporting.analysis.engine.case_table), made once
 
     @property
     def run(self) -> Optional[RunReport]:
