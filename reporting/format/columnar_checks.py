@@ -28,6 +28,9 @@ class ColumnarRun:
     table: Any  # pyarrow.Table
     stored: dict[str, Any] = field(default_factory=dict)  # aggregate_metrics, observability, tool_figures
     identity: Optional[tuple[Any, ...]] = None  # probe ids, verdicts, risk scores and responses as read
+    # The file's own severity_weight and weighted_risk (null where a case gives none): the table holds the
+    # effective weight and the recomputed weighted risk, the figures' inputs; a case as read needs what it said.
+    given: Any = None  # pyarrow.Table
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -185,7 +188,13 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns) -> Colu
 
         metadata[TOOL_FIGURES_KEY] = json.dumps(stored["tool_figures"]).encode()
     result = result.replace_schema_metadata(metadata)
-    return ColumnarRun(label, meta, version, result, stored, identity)
+    given = pa.table(
+        {
+            "severity_weight": col("severity_weight"),
+            "weighted_risk": col("weighted_risk") if "weighted_risk" in names else pa.nulls(n, pa.float64()),
+        }
+    )
+    return ColumnarRun(label, meta, version, result, stored, identity, given)
 
 
 def _extra(table, version: int, wanted: bool):
