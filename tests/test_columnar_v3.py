@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 from payloads import PAYLOADS
-from test_columnar import assert_read_alike
+from test_columnar import assert_read_alike, per_record
 
-from reporting import load_run
 from reporting.cli import main
 from reporting.format.columnar import read_table
 from reporting.format.columnar_v3 import count_keys, json_strings
@@ -62,7 +61,7 @@ def imported(tmp_path_factory) -> dict[str, list[Path]]:
 
 
 def _read_both(path: Path):
-    return read_table(str(path)), load_run(path)
+    return read_table(str(path)), per_record(path)
 
 
 @pytest.mark.parametrize("name", PEER_FILES)
@@ -211,6 +210,18 @@ VARIATIONS = {
         _in_first("plugin", lambda c: c.update(strategy=None, tags=None, messages=None, limit=None, judged_turn=None)),
         None,
     ),
+    "turn fields null": (INSPECT, _first_turn(lambda t: t.update(tool_call_id=None, extra=None), "user"), None),
+    "tool call fields null": (
+        INSPECT,
+        _first_turn(lambda t: t.update(tool_calls=[{"id": None, "function": "f", "arguments": None, "x": None}])),
+        None,
+    ),
+    "tool call extras": (
+        INSPECT,
+        _first_turn(lambda t: t.update(tool_calls=[{"function": "", "z": {"y": None}}])),
+        None,
+    ),
+    "a tool answer": (INSPECT, _first_turn(lambda t: t.update(role="tool", tool_call_id="c1"), "user"), None),
     "a limit": (
         GARAK,
         _set_first("limit", {"type": "message", "limit": 10, "reason": "x", "more": [1]}, "plugin"),
@@ -253,6 +264,24 @@ VARIATIONS = {
     "messages an object": (INSPECT, _set_first("messages", {"role": "user"}), None),
     "a null turn": (INSPECT, _in_first("messages", lambda c: c["messages"].append(None)), None),
     "unknown role": (INSPECT, _first_turn(lambda t: t.update(role="robot")), None),
+    "content null": (INSPECT, _first_turn(lambda t: t.update(content=None)), None),
+    "role null": (INSPECT, _first_turn(lambda t: t.update(role=None)), None),
+    "role absent": (INSPECT, _first_turn(lambda t: t.pop("role")), None),
+    "tool calls null": (INSPECT, _first_turn(lambda t: t.update(tool_calls=None)), None),
+    "tool call id a number": (INSPECT, _first_turn(lambda t: t.update(tool_call_id=3)), None),
+    "tool call a text": (INSPECT, _first_turn(lambda t: t.update(tool_calls=["f"])), None),
+    "function null": (INSPECT, _first_turn(lambda t: t.update(tool_calls=[{"function": None}])), None),
+    "call id a number": (INSPECT, _first_turn(lambda t: t.update(tool_calls=[{"function": "f", "id": 1}])), None),
+    "arguments a list": (
+        INSPECT,
+        _first_turn(lambda t: t.update(tool_calls=[{"function": "f", "arguments": [1]}])),
+        None,
+    ),
+    "arguments a number": (
+        INSPECT,
+        _first_turn(lambda t: t.update(tool_calls=[{"function": "f", "arguments": 1}])),
+        None,
+    ),
     "content a number": (INSPECT, _first_turn(lambda t: t.update(content=1)), None),
     "tool call without function": (INSPECT, _first_turn(lambda t: t.update(tool_calls=[{"id": "1"}])), None),
     "judged turn negative": (INSPECT, _set_first("judged_turn", -1), None),
@@ -311,7 +340,7 @@ def test_store_add_reads_an_imported_run_by_columns_and_writes_the_per_record_ta
     path = imported[GARAK][0]
     assert read_table(str(path)) is not None
     assert main(["store", "add", str(path), "--store", str(tmp_path / "a")]) == 0
-    stored, new = Store.open(str(tmp_path / "b"), create=True).add(load_run(path).run, str(path))
+    stored, new = Store.open(str(tmp_path / "b"), create=True).add(per_record(path).run, str(path))
     (written,) = Store.open(str(tmp_path / "a")).runs()
     assert new and written == stored
     fast = pq.read_table(tmp_path / "a" / written.path)

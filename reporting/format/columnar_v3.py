@@ -8,8 +8,9 @@ format's fields it can type: texts, numbers, ``tags``, ``judged_turn``) and by m
 every field of the file's version and nothing else (an unknown field is refused) and keeps each value as raw bytes.
 From those raw values: verdicts are decoded by msgspec into typed structs (a verdict's own extra fields are
 refused), and a duplicated key anywhere in them (msgspec keeps the last) is found by counting the keys of the
-bytes against the keys decoded; ``messages`` and ``limit`` (rare, with free-form extras) go through the strict
-JSON decoder and the schema's own models, exactly as the per-record reader reads them. Anything wrong: ``NotMine``.
+bytes against the keys decoded; ``messages`` and ``limit`` (with free-form extras) go through the strict JSON
+decoder and the schema's rules (``columnar_turns``; a limit, rare, by its pydantic model), as the per-record
+reader reads them. Anything wrong: ``NotMine``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from reporting.format.columnar_checks import CHECKED, NotMine
+from reporting.format.columnar_turns import conversations
 from reporting.format.parquet import CASE_COLUMNS, _arrow_type
 from reporting.format.schema import MAX_INTEGER, Case
 
@@ -123,9 +125,10 @@ def nested(label: str, version: int, batch, raws: list, keys: list, explicit: di
     if version >= 2:
         columns["verdicts"] = _verdicts(n, *found["verdicts"])
     if version >= 3:
-        messages, columns["messages"] = _models(label, n, *found["messages"], "messages")
-        _check_turns(batch.column("judged_turn"), messages)
-        columns["limit"] = _models(label, n, *found["limit"], "limit")[1]
+        roles, texts = conversations(label, n, *found["messages"])
+        _check_turns(batch.column("judged_turn"), roles)
+        columns["messages"] = pa.array(texts, pa.string())
+        columns["limit"] = _limits(label, n, *found["limit"])
     schema = read_schema(batch.schema)
     return pa.RecordBatch.from_arrays(
         [columns[f.name] if f.name in columns else batch.column(f.name) for f in schema], schema=schema
@@ -197,49 +200,43 @@ def _verdicts(n: int, rows: list[int], raws: list):
 
 
 @functools.cache
-def _adapter(name: str):
+def _limit_adapter():
     from pydantic import TypeAdapter
 
-    from reporting.format.schema import Limit, Message
+    from reporting.format.schema import Limit
 
-    return TypeAdapter(list[list[Message]]) if name == "messages" else TypeAdapter(list[Limit])
+    return TypeAdapter(list[Limit])
 
 
-def _models(label: str, n: int, rows: list[int], raws: list, name: str):
-    """``messages`` or ``limit`` of the cases that have one: decoded strictly and validated by the schema's models
-    (as the per-record reader does), and the JSON ``case_table`` writes of them; None where a case has none."""
+def _limits(label: str, n: int, rows: list[int], raws: list):
+    """``limit`` of the cases that have one (rare): decoded strictly and validated by the schema's model, as the
+    per-record reader does, and the JSON ``case_table`` writes of it; null where a case has none."""
     import pyarrow as pa
+    from pydantic import ValidationError
 
     from reporting.format.strict_json import parse_json_text
 
-    found: list[Any] = [None] * n
     texts: list[Optional[str]] = [None] * n
-    if not rows:
-        return found, pa.array(texts, pa.string())
-    from pydantic import ValidationError
-
-    text = (b"[" + b",".join(raws) + b"]").decode("utf-8")
-    value, problems = parse_json_text(label, text)
-    if problems or not isinstance(value, list) or len(value) != len(rows):
-        raise NotMine
-    adapter = _adapter(name)
-    try:
-        models = adapter.validate_python(value)
-    except ValidationError:
-        raise NotMine from None
-    dumped = adapter.dump_python(models, mode="json", exclude_none=True)
-    for at, model, plain in zip(rows, models, dumped):
-        found[at] = model
-        texts[at] = json.dumps(plain)
-    return found, pa.array(texts, pa.string())
+    if rows:
+        value, problems = parse_json_text(label, (b"[" + b",".join(raws) + b"]").decode("utf-8"))
+        if problems or not isinstance(value, list) or len(value) != len(rows):
+            raise NotMine
+        try:
+            models = _limit_adapter().validate_python(value)
+            dumped = _limit_adapter().dump_python(models, mode="json", exclude_none=True)
+            for at, plain in zip(rows, dumped):
+                texts[at] = json.dumps(plain)
+        except (ValidationError, TypeError, ValueError):
+            raise NotMine from None
+    return pa.array(texts, pa.string())
 
 
-def _check_turns(turns, messages: list) -> None:
+def _check_turns(turns, roles: list) -> None:
     """``judged_turn``, where given, is an assistant turn of the case's messages (``schema.conversation_problem``)."""
     if turns.null_count == len(turns):
         return
-    for turn, conversation in zip(turns.to_pylist(), messages):
-        if turn is not None and (not 0 <= turn < len(conversation or ()) or conversation[turn].role != "assistant"):
+    for turn, spoke in zip(turns.to_pylist(), roles):
+        if turn is not None and (not 0 <= turn < len(spoke or ()) or spoke[turn] != "assistant"):
             raise NotMine
 
 

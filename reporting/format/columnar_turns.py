@@ -1,0 +1,83 @@
+"""The conversations of a run read by the columnar reader (``messages``, version 3): each case's turns decoded by the
+strict JSON decoder (a key given twice, a lone surrogate: refused), checked as ``reporting.format.schema.Message``
+and ``ToolCall`` check them, and written as ``case_table`` writes them (``model_dump(mode="json",
+exclude_none=True)``: the declared fields in order with their defaults, then the turn's own extra fields that are
+not null), without a pydantic model per turn: the models cost three times the decoding. Anything the models would
+refuse raises ``NotMine`` (the per-record reader names it). A test holds the two to the same bytes on every
+conversation the importers write and on hostile variations of them.
+
+NaN and numbers beyond float range never reach here: msgspec (the case's keys) and Arrow (the case) refuse them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from reporting.format.columnar_checks import NotMine
+
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+_TURN = frozenset({"role", "content", "tool_calls", "tool_call_id"})
+_CALL = frozenset({"id", "function", "arguments"})
+
+
+def conversations(label: str, n: int, rows: list[int], raws: list) -> tuple[list[Optional[list[str]]], list]:
+    """The roles of each case's turns (None: no conversation) and the JSON of its turns (None likewise)."""
+    from reporting.format.strict_json import parse_json_text
+
+    roles: list[Optional[list[str]]] = [None] * n
+    texts: list[Optional[str]] = [None] * n
+    if not rows:
+        return roles, texts
+    value, problems = parse_json_text(label, (b"[" + b",".join(raws) + b"]").decode("utf-8"))
+    if problems or type(value) is not list or len(value) != len(rows):
+        raise NotMine
+    for at, turns in zip(rows, value):
+        if type(turns) is not list:
+            raise NotMine
+        dumped = [_turn(turn) for turn in turns]
+        roles[at] = [turn["role"] for turn in dumped]
+        try:
+            texts[at] = json.dumps(dumped)
+        except (TypeError, ValueError):  # an integer too long to convert, kept by the decoder as its length
+            raise NotMine from None
+    return roles, texts
+
+
+def _turn(turn: Any) -> dict[str, Any]:
+    """``Message.model_dump(mode="json", exclude_none=True)`` of a turn the model accepts."""
+    if type(turn) is not dict:
+        raise NotMine
+    role, content = turn.get("role"), turn.get("content", "")
+    calls, answers = turn.get("tool_calls", []), turn.get("tool_call_id")
+    if type(role) is not str or role not in ROLES or type(content) is not str or type(calls) is not list:
+        raise NotMine
+    if answers is not None and type(answers) is not str:
+        raise NotMine
+    out: dict[str, Any] = {
+        "role": role,
+        "content": content,
+        "tool_calls": [_call(call) for call in calls] if calls else [],
+    }
+    if answers is not None:
+        out["tool_call_id"] = answers
+    if not _TURN.issuperset(turn):
+        out.update((key, item) for key, item in turn.items() if key not in _TURN and item is not None)
+    return out
+
+
+def _call(call: Any) -> dict[str, Any]:
+    """``ToolCall.model_dump(mode="json", exclude_none=True)`` of a tool call the model accepts."""
+    if type(call) is not dict:
+        raise NotMine
+    ident, function, arguments = call.get("id"), call.get("function"), call.get("arguments")
+    if type(function) is not str or (ident is not None and type(ident) is not str):
+        raise NotMine
+    if arguments is not None and type(arguments) is not str and type(arguments) is not dict:
+        raise NotMine
+    out: dict[str, Any] = {} if ident is None else {"id": ident}
+    out["function"] = function
+    if arguments is not None:
+        out["arguments"] = arguments
+    out.update((key, item) for key, item in call.items() if key not in _CALL and item is not None)
+    return out
