@@ -145,8 +145,11 @@ def derive_self_contradiction(modes: Any, extras: tuple, messages: Any = None) -
     import numpy as np
 
     has_conversation = np.zeros(len(extras), dtype=bool)
-    for i, extra in enumerate(extras):
-        conversation = conversation_of(extra, None if messages is None else messages[i])
+    turns_of = [None] * len(extras) if messages is None else list(messages)  # by position, not a Series lookup
+    for i, (extra, turns) in enumerate(zip(extras, turns_of)):
+        if not extra and not turns:
+            continue  # the common case: nothing to read
+        conversation = conversation_of(extra, turns)
         if conversation is not None:
             has_conversation[i] = True
             if "self_contradiction" not in modes.iat[i] and rubric(conversation):

@@ -85,12 +85,13 @@ def drift(run: RunReport, frame: pd.DataFrame, metrics: Mapping[str, Any]) -> tu
     stored = frame["stored_weighted_risk"].to_numpy()
     recomputed = frame["weighted_risk"].to_numpy()
     differs = ~pd.isna(stored) & (abs(stored - recomputed) > DRIFT_TOLERANCE)
+    positions = frame.index.to_numpy()  # each row's place among the run's cases (errors are not rows)
     for i in differs.nonzero()[0]:
         if _same(float(stored[i]), float(recomputed[i])):
             continue
         found.append(
             DriftFinding(
-                f"cases[{int(i)}].weighted_risk",
+                f"cases[{int(positions[i])}].weighted_risk",
                 float(stored[i]),
                 float(recomputed[i]),
                 probe_id=str(frame["probe_id"].iat[i]),

@@ -29,8 +29,10 @@ from reporting.analysis.judges import (
 )
 from reporting.analysis.repetitions import repetition_figures
 from reporting.analysis.strategies import by_strategy, by_strategy_category, user_turns
+from reporting.analysis.table_frame import table_columns
 from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES, Case, RunReport
 from reporting.format.severity import weighted_risk
+from reporting.format.table_run import table_of
 
 WORST_CASES = 10
 
@@ -61,6 +63,7 @@ FRAME_COLUMNS = (
     "messages",  # the case's own turns (a reference, not a copy), None without a conversation
     "judged_turn",
     "user_turns",  # user turns up to the judged turn: the turns a multi-turn attack took
+    "tags",  # the case's tags (version 3), None where it names none
 )
 
 
@@ -87,19 +90,29 @@ def cases_frame(run: RunReport) -> pd.DataFrame:
     ``error_frame``, never here: every figure is over evaluated cases.
 
     ``stored_weighted_risk`` keeps what the file said (NaN where absent) for drift checks;
-    ``extra`` holds each case's unknown fields as a dict.
+    ``extra`` holds each case's unknown fields as a dict. A run read by the columnar reader
+    (``reporting.format.table_run``) gives its frame from its table's columns, making no case object.
     """
     with gc_paused():
+        table = table_of(run)
+        if table is not None:
+            return _frame(*table_columns(run.cases, evaluated=True))
         evaluated, _ = _split(run.cases)
-        return _cases_frame(run.cases, evaluated)
+        return _frame(*_case_columns(run.cases, evaluated), evaluated)
 
 
 def error_frame(run: RunReport) -> pd.DataFrame:
     """The cases that were not evaluated (``passed`` null, with an ``error``), same columns plus ``error``."""
     with gc_paused():
-        _, errors = _split(run.cases)
-        frame = _cases_frame(run.cases, errors)
-        frame["error"] = [run.cases[i].error for i in errors]
+        if table_of(run) is not None:
+            data, extras, rows = table_columns(run.cases, evaluated=False)
+            errors = list(data["error"])
+            frame = _frame(data, extras, rows)
+        else:
+            _, positions = _split(run.cases)
+            errors = [run.cases[i].error for i in positions]
+            frame = _frame(*_case_columns(run.cases, positions), positions)
+        frame["error"] = errors
         return frame
 
 
@@ -112,13 +125,20 @@ def _split(cases: list[Case]) -> tuple[Optional[list[int]], list[int]]:
     return [i for i in range(len(cases)) if i not in failed], errors
 
 
-def _cases_frame(all_cases: list[Case], positions: Optional[list[int]] = None) -> pd.DataFrame:
+def _case_columns(all_cases: list[Case], positions: Optional[list[int]] = None) -> tuple[dict[str, Any], tuple]:
+    """Every field of the cases as a column, and each case's unknown fields."""
     cases = all_cases if positions is None else [all_cases[i] for i in positions]
     n = len(cases)
     fields = [c.__dict__ for c in cases]
     # one column at a time: a million cases never held a second time as rows of every field
     data = {name: _column(name, tuple(map(operator.itemgetter(name), fields)), n) for name in _FIELDS}
     del fields
+    return data, tuple(c.__pydantic_extra__ or {} for c in cases)
+
+
+def _frame(data: dict[str, Any], extras: tuple, positions: Any = None) -> pd.DataFrame:
+    """The case frame of the cases' field columns: the effective weights, the weighted risk, the derived columns."""
+    n = len(extras)
     severity = pd.Categorical(data["severity"], categories=SEVERITIES, ordered=True)
     stored_weights = data.pop("severity_weight")
     default_weights = np.array([DEFAULT_SEVERITY_WEIGHTS[s] for s in SEVERITIES])[severity.codes] if n else np.array([])
@@ -127,7 +147,6 @@ def _cases_frame(all_cases: list[Case], positions: Optional[list[int]] = None) -
     data["severity_weight"] = weights
     data["stored_weighted_risk"] = data.pop("weighted_risk")
     data["weighted_risk"] = weighted_risk(data["risk_score"], weights)
-    extras = tuple(c.__pydantic_extra__ or {} for c in cases)
     data["extra"] = _column("extra", extras, n)
     data["has_conversation"] = derive_self_contradiction(data["detected_failure_modes"], extras, data["messages"])
     data["probe_key"] = probe_keys(data["probe_id"], data["probe_group"])

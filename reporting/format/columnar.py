@@ -71,6 +71,15 @@ def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[C
         return None
 
 
+def read_document(data: bytes, label: str) -> Optional[ColumnarRun]:
+    """A RunLens JSON document already read into ``data`` as an Arrow case table, or None when the per-record
+    reader must read it (the reading of a run by its content, ``reporting.sources.reading``, asks this first)."""
+    try:
+        return _read_document(data, label, None)
+    except (NotMine, UnicodeDecodeError):
+        return None
+
+
 def _arrow_error():
     import pyarrow as pa
 

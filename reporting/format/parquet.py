@@ -241,6 +241,29 @@ def _json(label: str, path: str, raw: Any, problems: list[Problem]) -> Any:
     return value
 
 
+def case_records(table, label: str, problems: list[Problem], first: int = 0) -> list[dict[str, Any]]:
+    """The rows of a case table as case documents (what a run file holds for each case); a row whose ``extra`` is
+    not a JSON object's text is left out with its problem. ``first``: the first row's position, for messages."""
+    keep = [c for c in table.column_names if c != "run_key"]
+    cases = []
+    for i, row in enumerate(table.select(keep).to_pylist(), start=first):
+        case = {k: v for k, v in row.items() if (v is not None or k in REQUIRED) and k not in ("verdicts", "extra")}
+        if row.get("verdicts"):
+            case["verdicts"] = {
+                str(v["judge"]): {"passed": v["passed"], "score": v["score"], "explanation": v["explanation"]}
+                for v in row["verdicts"]
+            }
+        if row.get("extra"):
+            before = len(problems)
+            extra = _json(label, f"cases[{i}].extra", row["extra"], problems)
+            if len(problems) > before:
+                continue
+            if isinstance(extra, dict):
+                case = {**{k: v for k, v in extra.items() if k not in case}, **case}
+        cases.append(case)
+    return cases
+
+
 def _document(table, label: str) -> tuple[Optional[dict[str, Any]], list[Problem]]:
     missing = [c for c in REQUIRED if c not in table.column_names]
     if missing:
@@ -256,23 +279,7 @@ def _document(table, label: str) -> tuple[Optional[dict[str, Any]], list[Problem
             return None, [Problem(label, "metadata.runlens.run", "must be an object")]
     if "run_id" not in header:
         header["run_id"] = os.path.basename(label).split(".")[0] or "run"
-    keep = [c for c in table.column_names if c != "run_key"]
-    cases = []
-    for i, row in enumerate(table.select(keep).to_pylist()):
-        case = {k: v for k, v in row.items() if (v is not None or k in REQUIRED) and k not in ("verdicts", "extra")}
-        if row.get("verdicts"):
-            case["verdicts"] = {
-                str(v["judge"]): {"passed": v["passed"], "score": v["score"], "explanation": v["explanation"]}
-                for v in row["verdicts"]
-            }
-        if row.get("extra"):
-            before = len(problems)
-            extra = _json(label, f"cases[{i}].extra", row["extra"], problems)
-            if len(problems) > before:
-                continue
-            if isinstance(extra, dict):
-                case = {**{k: v for k, v in extra.items() if k not in case}, **case}
-        cases.append(case)
+    cases = case_records(table, label, problems)
     version = 3 if metadata.get(SCHEMA_VERSION_KEY) == b"3" else 2
     document: dict[str, Any] = {"schema_version": version, "run": header, "cases": cases}
     if TOOL_FIGURES_KEY in metadata:

@@ -66,13 +66,32 @@ class FrameworkResults:
         return found
 
 
-def kept_cases(run: Any, frame: Any, errors: Any) -> list[Any]:
-    """The report's kept cases, evaluated and not, in the run's order (frame and error indexes are positions)."""
-    positions = sorted(
-        {int(i) for i in frame.index} | ({int(i) for i in errors.index} if errors is not None else set())
-    )
-    cases = run.cases
-    return [cases[i] for i in positions]
+def kept_cases(run: Any, frame: Any, errors: Any) -> dict[str, list[Any]]:
+    """The report's kept cases, evaluated and not, in the run's order (frame and error indexes are positions), as
+    the columns the framework figures read: taken from the case frames, no case object made."""
+    import numpy as np
+
+    parts = [frame] + ([errors] if errors is not None and len(errors) else [])
+    positions = np.concatenate([part.index.to_numpy(dtype=np.int64) for part in parts])
+    order = np.argsort(positions, kind="stable")
+
+    def column(name: str, errors_value: Any = None) -> list[Any]:
+        values = [frame[name].to_numpy(dtype=object)]
+        if len(parts) > 1:
+            values.append(
+                parts[1][name].to_numpy(dtype=object) if errors_value is None else np.full(len(parts[1]), None)
+            )
+        return np.concatenate(values)[order].tolist()
+
+    tags = [t if t is not None else (x.get("tags") if x else None) for t, x in zip(column("tags"), column("extra"))]
+    return {
+        "probe_id": column("probe_id"),
+        "passed": column("passed", errors_value=True),  # a case not evaluated has no verdict
+        "severity": [str(s) for s in column("severity")],
+        "category": column("category"),
+        "plugin": column("plugin"),
+        "tags": tags,
+    }
 
 
 def _tags(case: Any) -> Any:
@@ -86,13 +105,27 @@ def case_figures(cases: Iterable[Any], catalog: Optional[Catalog] = None) -> dic
     """``figures_of_cases`` over typed cases (``Case``), read by attribute: the same figures, several times faster
     on a large run; a run whose cases name no tag or plugin passes none."""
     rows = list(cases)
-    tags = [_tags(c) for c in rows]
-    plugins = [c.plugin for c in rows]
+    return column_figures(
+        {
+            "probe_id": [c.probe_id for c in rows],
+            "passed": [c.passed for c in rows],
+            "severity": [c.severity for c in rows],
+            "category": [c.category for c in rows],
+            "plugin": [c.plugin for c in rows],
+            "tags": [_tags(c) for c in rows],
+        },
+        catalog,
+    )
+
+
+def column_figures(columns: Mapping[str, list[Any]], catalog: Optional[Catalog] = None) -> dict[str, Any]:
+    """The framework figures of cases given as columns (``kept_cases``)."""
+    plugins, tags = columns["plugin"], columns["tags"]
     return framework_figures(
-        [c.probe_id for c in rows],
-        [c.passed for c in rows],
-        severity=[c.severity for c in rows],
-        category=[c.category for c in rows],
+        columns["probe_id"],
+        columns["passed"],
+        severity=columns["severity"],
+        category=columns["category"],
         plugin=plugins if any(p is not None for p in plugins) else None,
         tags=tags if any(t for t in tags) else None,
         catalog=catalog,
@@ -100,10 +133,11 @@ def case_figures(cases: Iterable[Any], catalog: Optional[Catalog] = None) -> dic
 
 
 def framework_results(
-    run: Any, cases: Iterable[Any], catalog: Optional[Catalog] = None, problems: Iterable[str] = ()
+    run: Any, cases: Mapping[str, list[Any]], catalog: Optional[Catalog] = None, problems: Iterable[str] = ()
 ) -> FrameworkResults:
+    """The framework results of the kept cases (``kept_cases``' columns) of a run."""
     catalog = catalog or builtin_catalog()
-    figures = case_figures(cases, catalog)
+    figures = column_figures(cases, catalog)
     return FrameworkResults(
         figures,
         tuple(f.describe() for f in catalog.frameworks.values()),
@@ -200,5 +234,7 @@ def requirement_rows(
     wanted = list(requirements)
     if not wanted:
         return []
-    figures = case_figures(run.cases, catalog or builtin_catalog())
+    from reporting.analysis.metrics import cases_frame, error_frame
+
+    figures = column_figures(kept_cases(run, cases_frame(run), error_frame(run)), catalog or builtin_catalog())
     return gate_rows(figures, check_requirements(figures, wanted))

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from typing import BinaryIO, Optional, Union
 
 from reporting._gc import gc_paused
+from reporting.format.columnar import read_document, read_table
+from reporting.format.columnar_checks import ColumnarRun
 from reporting.format.problems import FileTooLarge, Problem, ReportError, read_file_bytes, unreadable
 from reporting.format.reading import LoadResult, load_document, run_of_document
 from reporting.format.schema import RunReport
+from reporting.format.table_run import run_of_table
 from reporting.importers import import_document
 
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
@@ -62,6 +66,9 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
     # A Parquet case table, or another tool's file (some are ZIP archives): recognised by content.
     imported = import_document(data, label, model)
     if imported is None:
+        fast = _columnar(source, data, label)
+        if fast is not None:
+            return LoadResult(label, run_of_table(fast), [], fast.cases)
         box = [data]
         del data  # the reader lets the bytes go once decoded: no reference is kept here
         return load_document(label, box)
@@ -71,6 +78,24 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
         return LoadResult(label, None, problems)
     header = {k: v for k, v in document.items() if k != "cases"}
     return run_of_document(label, header, document["cases"], problems)
+
+
+# What a case table does not keep of a case as written: a judge's whole-number score (a float there) and the nulls
+# inside a conversation's turns and a limit (left out there). A run that may hold either is read case by case.
+_WHOLE_SCORE = re.compile(rb'(?<!\\)"score"\s*:\s*-?[0-9]+\s*[,}]')
+
+
+def _columnar(source: Source, data: bytes, label: str) -> Optional[ColumnarRun]:
+    """The run as the columnar reader reads it (a table, no object per case), or None: it reads only what it can
+    vouch for and what its table keeps whole, and the per-record reader reads (and names the problems of) the
+    rest."""
+    if b'"messages"' in data or b'"limit"' in data or _WHOLE_SCORE.search(data):
+        return None
+    if data.lstrip()[:1] == b"{":
+        return read_document(data, label)
+    if isinstance(source, (str, os.PathLike)) and str(source).lower().endswith((".jsonl", ".ndjson")):
+        return read_table(str(source))
+    return None
 
 
 def read_run(source: Source, name: Optional[str] = None) -> RunReport:

@@ -1,0 +1,92 @@
+"""The field columns of a case frame made from a run's case table (``reporting.format.table_run``), with no case
+object: what ``reporting.analysis.metrics`` makes from case objects, column for column, for the same run read the
+other way (a test compares the two frames on every sample, imported and hostile run)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+from reporting.format.parquet import V3_FIELDS
+from reporting.format.schema import Case, Limit, Message, Verdict
+from reporting.format.table_run import TableCases
+
+_FLOAT = {"risk_score", "severity_weight", "weighted_risk"}
+_INT = {"safe_signal_hits", "unsafe_signal_hits"}
+_BOOL = {"passed", "boundary_or_refusal_signal"}
+_GIVEN = {"severity_weight", "weighted_risk"}  # the file's own values, not the table's effective ones
+
+
+def _objects(values: Any) -> pd.Series:
+    """Plain object values (a list stays one value, never a row of a 2-D array)."""
+    return pd.Series(np.fromiter(values, dtype=object, count=len(values)), dtype=object, copy=False)
+
+
+def _verdicts(rows: list[Optional[list[dict[str, Any]]]]) -> list[dict[str, Verdict]]:
+    return [
+        {
+            str(v["judge"]): Verdict.model_validate(
+                {"passed": v["passed"], "score": v["score"], "explanation": v["explanation"]}
+            )
+            for v in row
+        }
+        if row
+        else {}
+        for row in rows
+    ]
+
+
+def _v3(name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if name == "messages":
+        return [Message.model_validate(turn) for turn in value]
+    if name == "limit":
+        return Limit.model_validate(value)
+    return value
+
+
+def table_columns(cases: Any, evaluated: bool) -> tuple[dict[str, Any], tuple, Optional[np.ndarray]]:
+    """The evaluated cases' field columns (``evaluated``), or those of the cases not evaluated with their errors;
+    each case's unknown fields; the cases' positions in the run (None: every case, in order). ``cases``: a run's
+    ``TableCases``."""
+    assert isinstance(cases, TableCases)
+    import pyarrow.compute as pc
+
+    table, given = cases.table, cases.columnar.given
+    judged = pc.is_valid(table.column("passed"))
+    keep = judged if evaluated else pc.invert(judged)
+    kept = int(pc.sum(keep).as_py() or 0)
+    positions: Optional[np.ndarray] = None
+    if kept != table.num_rows or not evaluated:
+        positions = np.flatnonzero(keep.to_numpy(zero_copy_only=False)).astype(np.int64)
+        table, given = table.filter(keep), given.filter(keep)
+    n = table.num_rows
+    extras_json = table.column("extra").to_pylist()
+    parsed = [json.loads(text) if text else {} for text in extras_json]
+    del extras_json
+    data: dict[str, Any] = {}
+    any_fields = any(parsed)
+    for name in Case.model_fields:
+        if name in V3_FIELDS:
+            values = [_v3(name, fields.get(name)) for fields in parsed] if any_fields else [None] * n
+            data[name] = _objects(values)
+            continue
+        column = (given if name in _GIVEN else table).column(name)
+        if name in _FLOAT:
+            data[name] = column.to_numpy(zero_copy_only=False).astype(float)  # nulls become NaN
+        elif name in _INT:
+            data[name] = column.to_numpy(zero_copy_only=False).astype(np.int64)
+        elif name in _BOOL:
+            data[name] = pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(bool)
+        elif name == "verdicts":
+            data[name] = _objects(_verdicts(column.to_pylist()))
+        elif name in ("matched_safe_patterns", "matched_unsafe_patterns", "detected_failure_modes", "failure_modes"):
+            data[name] = _objects(column.to_pylist())
+        else:
+            data[name] = _objects(column.to_numpy(zero_copy_only=False))
+    extras = tuple({k: v for k, v in fields.items() if k not in V3_FIELDS} for fields in parsed)
+    return data, extras, positions

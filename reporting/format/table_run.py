@@ -1,0 +1,101 @@
+"""A run the columnar reader read, as the typed run: a ``RunReport`` whose cases are the rows of its Arrow case table.
+
+The figures read the table's columns and never make a case (``reporting.analysis.table_frame``); a ``Case`` is
+made when one is asked for (a drill-down, a review card, a writer that encodes one case at a time), validated by
+the schema exactly as the per-record reader validates it, a chunk of rows at a time. The reader has checked every
+rule of the schema over whole columns before (``reporting.format.columnar_checks``), so no case can fail here; a
+test reads every sample, imported and hostile run both ways and compares them case by case.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator, Sequence
+from typing import Any, Union, overload
+
+from reporting.format.columnar_checks import ColumnarRun
+from reporting.format.parquet import case_records
+from reporting.format.schema import Case, RunReport
+
+CHUNK = 2048  # rows made into cases at once
+
+
+class TableCases(Sequence[Case]):
+    """The cases of a run, held as its case table (``reporting.format.parquet.CASE_COLUMNS``) and the file's own
+    severity weights and weighted risks (``given``); ``table``: the table, whose columns the figures read."""
+
+    def __init__(self, columnar: ColumnarRun) -> None:
+        import pyarrow as pa
+
+        self.columnar = columnar
+        self.table = columnar.table
+        rows = self.table
+        for name in ("severity_weight", "weighted_risk"):  # a case says what the file said, not the effective value
+            at = rows.column_names.index(name)
+            rows = rows.set_column(at, pa.field(name, pa.float64()), columnar.given.column(name))
+        self._rows = rows
+        self._start = -1
+        self._chunk: list[Case] = []
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def _cases(self, start: int) -> list[Case]:
+        problems: list[Any] = []
+        records = case_records(self._rows.slice(start, CHUNK), self.columnar.label, problems, first=start)
+        if problems or len(records) != min(CHUNK, len(self) - start):
+            raise ValueError(f"{self.columnar.label}: the case table's rows cannot be read back: {problems[:1]}")
+        return [Case.model_validate(record) for record in records]
+
+    @overload
+    def __getitem__(self, index: int) -> Case: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Case]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[Case, list[Case]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = operator.index(index)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("case index out of range")
+        start = i - i % CHUNK
+        if start != self._start:
+            self._chunk, self._start = self._cases(start), start
+        return self._chunk[i - start]
+
+    def __iter__(self) -> Iterator[Case]:
+        for start in range(0, len(self), CHUNK):
+            yield from (self._chunk if start == self._start else self._cases(start))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} cases of {self.columnar.label!r} in a case table>"
+
+
+def run_of_table(columnar: ColumnarRun) -> RunReport:
+    """The typed run of a table the columnar reader made: its header as read, its cases as the table's rows."""
+    stored = columnar.stored
+    extras = {"tool_figures": stored["tool_figures"]} if stored.get("tool_figures") is not None else {}
+    return RunReport.model_construct(
+        schema_version=columnar.version,
+        run=columnar.meta,
+        cases=TableCases(columnar),  # type: ignore[arg-type]
+        aggregate_metrics=stored.get("aggregate_metrics"),
+        observability=stored.get("observability"),
+        **extras,
+    )
+
+
+def table_of(run: RunReport) -> Any:
+    """The case table behind a run's cases, or None for a run of case objects."""
+    cases = run.cases
+    return cases.table if isinstance(cases, TableCases) else None

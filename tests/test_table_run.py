@@ -1,0 +1,135 @@
+"""A run read by columns is the typed run (issue 28): ``read_run`` gives a ``RunReport`` whose cases are the rows of
+its case table, made into ``Case`` objects only when asked for, and whose frame, figures and written report are
+those of the same run read case by case, on every sample, imported and hostile run the columnar reader takes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_columnar import per_record
+from test_columnar_v3 import PEER_FILES, VARIATIONS, _run, imported  # noqa: F401 - the module's fixture
+
+import reporting
+from reporting.analysis.metrics import aggregate_metrics, cases_frame, error_frame
+from reporting.format import table_run
+from reporting.format.synthetic import synthetic_run
+from reporting.format.table_run import TableCases, table_of
+from reporting.format.writing import dumps
+from reporting.report.build import build_report
+from reporting.report.serialise import report_document
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = [p for p in sorted((ROOT / "sample_runs").glob("*.json")) if p.name.count(".") == 1]
+
+
+def assert_same_run(path: Path, by_columns: bool = True) -> bool:
+    """Read as ``reporting.load_run`` reads it (the columnar reader first) and case by case: the same run, frame,
+    figures and written report. ``by_columns``: the first must have been read by columns. True if it was."""
+    fast, slow = reporting.load_run(str(path)), per_record(path)
+    assert slow.ok and fast.ok, (slow.problems, fast.problems)
+    assert table_of(slow.run) is None
+    if table_of(fast.run) is None:
+        assert not by_columns, "the columnar reader handed back a run it reads"
+        return False
+    assert fast.cases_in_file == slow.cases_in_file == len(fast.run.cases)
+    assert fast.run.model_dump(exclude={"cases"}) == slow.run.model_dump(exclude={"cases"})
+    assert fast.run.model_extra == slow.run.model_extra
+    assert list(fast.run.cases) == list(slow.run.cases)
+    assert [c.model_extra for c in fast.run.cases] == [c.model_extra for c in slow.run.cases]
+    pd.testing.assert_frame_equal(cases_frame(fast.run), cases_frame(slow.run))
+    pd.testing.assert_frame_equal(error_frame(fast.run), error_frame(slow.run))
+    assert aggregate_metrics(fast.run) == aggregate_metrics(slow.run)
+    documents = [dumps(report_document(build_report(r.run))) for r in (fast, slow)]
+    assert documents[0] == documents[1]
+    return True
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_a_sample_run_read_by_columns_is_the_run_read_case_by_case(path):
+    conversation = '"messages"' in path.read_text()  # the agent run: read case by case (see below)
+    assert assert_same_run(path, by_columns=not conversation) != conversation
+
+
+WHOLE = {"promptfoo/promptfoo.json", "promptfoo/promptfoo_redteam.json", "promptfoo/sample-export.json"}
+
+
+@pytest.mark.parametrize("name", PEER_FILES)
+def test_an_imported_run_read_by_columns_is_the_run_read_case_by_case(imported, name):  # noqa: F811
+    """A run whose table would not keep it whole (a conversation's nulls, a limit, a judge's whole-number score:
+    the table holds scores as floats) is read case by case; every other is read by columns, alike."""
+    for path in imported[name]:
+        text = path.read_text()
+        whole = '"messages"' not in text and '"limit"' not in text and name not in WHOLE
+        assert assert_same_run(path, by_columns=whole) == whole, name
+
+
+def test_a_run_with_errors_given_weights_and_stored_figures_is_read_alike(tmp_path):
+    document = synthetic_run(300, seed=4)
+    document["schema_version"] = 2
+    for i, case in enumerate(document["cases"]):
+        if i % 7 == 0:
+            case.update(passed=None, risk_score=None, error=f"timeout {i}")
+            case.pop("weighted_risk", None)
+        elif i % 5 == 0:
+            case["severity_weight"] = 2.5
+            case["weighted_risk"] = 0.123  # not what it recomputes to: drift the report names
+        elif i % 5 == 1:
+            case.pop("severity_weight")  # the default weight of its severity
+            case.pop("weighted_risk")
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert_same_run(path)
+    run = reporting.read_run(str(path))
+    assert run.cases[5].severity_weight == 2.5 and run.cases[5].weighted_risk == 0.123  # as the file said
+    assert run.cases[1].severity_weight is None  # absent in the file: the effective weight is the frame's
+    drift = build_report(run, with_observability=False).drift
+    assert any(d.path.startswith("cases[5]") for d in drift)
+
+
+@pytest.mark.parametrize("name", [n for n in VARIATIONS if VARIATIONS[n][2] is None][:12])
+def test_hostile_imported_runs_read_by_columns_are_read_alike(imported, tmp_path, name):  # noqa: F811
+    run, change, _ = VARIATIONS[name]
+    document = _run(imported, run)
+    if change is not None:
+        document = change(document)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document), encoding="utf-8", errors="surrogatepass")
+    fast, slow = reporting.load_run(str(path)), per_record(path)
+    assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
+    if slow.ok:
+        assert_same_run(path, by_columns=False)
+
+
+def test_a_whole_number_score_or_a_conversation_is_read_case_by_case(tmp_path):
+    document = synthetic_run(20, seed=1)
+    document["schema_version"] = 2
+    document["cases"][3]["verdicts"] = {"judge": {"passed": True, "score": 1.5}}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert table_of(reporting.read_run(str(path))) is not None  # a fractional score: by columns
+    document["cases"][4]["verdicts"] = {"judge": {"passed": True, "score": 2}}
+    path.write_text(json.dumps(document))
+    run = reporting.read_run(str(path))
+    assert table_of(run) is None and run.cases[4].verdicts["judge"].score == 2
+    assert type(run.cases[4].verdicts["judge"].score) is int
+
+
+def test_cases_are_made_a_chunk_at_a_time_and_indexed_like_a_list(tmp_path, monkeypatch):
+    monkeypatch.setattr(table_run, "CHUNK", 7)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(synthetic_run(30, seed=2)))
+    cases = reporting.read_run(str(path)).cases
+    reference = per_record(path).run.cases
+    assert isinstance(cases, TableCases) and len(cases) == 30
+    assert cases[-1] == reference[-1] and cases[0] == reference[0] and cases[13] == reference[13]
+    assert cases[5:16:3] == reference[5:16:3]
+    assert list(reversed(cases)) == list(reversed(reference))
+    assert [c.probe_id for c in cases] == [c.probe_id for c in reference]
+    assert cases.index(reference[20]) == 20
+    with pytest.raises(IndexError):
+        cases[30]
+    with pytest.raises(IndexError):
+        cases[-31]
