@@ -1,14 +1,16 @@
 """The columnar reader: a RunLens run (JSON document or JSON Lines) read straight into an Arrow case table
-(``reporting.format.parquet.CASE_COLUMNS``), with no Python object per case but for judges' verdicts.
+(``reporting.format.parquet.CASE_COLUMNS``), with no Python object per case but for judges' verdicts, turns of
+conversations and fields beyond the format's.
 
 Arrow's JSON parser reads and type-checks whole columns (a duplicated key, a string for a number, a float for a
 whole number, a lone surrogate are all errors there); the checks the schema makes beyond types (ranges, severity
 names, unique probe ids, an evaluated case or an error, a judged turn that is an assistant turn) run over whole
 columns. Judges' verdicts and the version 3 fields are read from each case's raw bytes
 (``reporting.format.columnar_v3``). This path only says yes or "not me": whenever anything is wrong or cannot be
-vouched for (an unknown field, a key that is absent or null where the format tells the two apart and the file
-does not say which), ``read_table`` returns None and the per-record reader (``reporting.load_run``) reads the file
-and names every problem exactly as always. Tests check the two agree on every run they both read.
+vouched for (a verdict's own extra fields; in JSON Lines, a key that is absent or null where the format tells
+the two apart and the file does not say which), ``read_table`` returns None and the per-record reader
+(``reporting.format.reading``) reads the file and names every problem exactly as always. Tests check the two agree
+on every run they both read (tests/test_columnar.py, tests/test_columnar_v3.py).
 
 A JSON document is split with msgspec (the cases array as raw byte slices, no objects), its header (everything
 but the cases) is read by the strict JSON reader; JSON Lines are read streaming, in blocks, so a file larger than

@@ -4,13 +4,13 @@ into the columns ``reporting.format.parquet.case_table`` gives them: ``verdicts`
 3 fields as the JSON of the ``extra`` column, byte for byte.
 
 A document's cases are read twice per chunk, both times over the raw case slices: by Arrow's JSON parser (the
-format's fields it can type: texts, numbers, ``tags``, ``judged_turn``) and by msgspec into a struct that knows
-every field of the file's version and nothing else (an unknown field is refused) and keeps each value as raw bytes.
-From those raw values: verdicts are decoded by msgspec into typed structs (a verdict's own extra fields are
-refused), and a duplicated key anywhere in them (msgspec keeps the last) is found by counting the keys of the
-bytes against the keys decoded; ``messages`` and ``limit`` (with free-form extras) go through the strict JSON
-decoder and the schema's rules (``columnar_turns``; a limit, rare, by its pydantic model), as the per-record
-reader reads them. Anything wrong: ``NotMine``.
+format's fields it can type: texts, numbers, ``tags``, ``judged_turn``; a key given twice is an error there) and by
+msgspec into each case's keys with their values as raw bytes. From those raw values: a case's fields beyond the
+format's (free-form extras) are read by the strict JSON decoder and screened as the per-record reader screens them;
+verdicts are decoded by msgspec into typed structs (a verdict's own extra fields are refused), and a key given
+twice in them (msgspec keeps the last) is found by counting the keys of the bytes against the keys decoded;
+``messages`` and ``limit`` go through the strict JSON decoder and the schema's rules (``columnar_turns``; a limit,
+rare, by its pydantic model), as the per-record reader reads them. Anything wrong: ``NotMine``.
 """
 
 from __future__ import annotations
@@ -95,6 +95,16 @@ _KEYS = msgspec.json.Decoder(dict[str, Raw])
 
 
 def nested(label: str, version: int, batch, raws: list, keys: list, explicit: dict[str, int]):
+    """``_nested``; an Arrow error (a batch's texts beyond what one array holds, say) hands the run back."""
+    import pyarrow as pa
+
+    try:
+        return _nested(label, version, batch, raws, keys, explicit)
+    except pa.ArrowException:
+        raise NotMine from None
+
+
+def _nested(label: str, version: int, batch, raws: list, keys: list, explicit: dict[str, int]):
     """``batch`` (Arrow's parse of the cases ``raws``, whose keys are ``keys``) with verdicts, messages and limit
     read from the raw bytes, and ``extra``: the JSON of a case's fields beyond the format's, null without any.
     ``explicit`` counts, per name of ``CHECKED``, the cases whose null is written ``null`` (not left out)."""
@@ -276,19 +286,29 @@ def count_keys(data: bytes) -> int:
 def extra_column(table):
     """The ``extra`` column of ``case_table`` for a version 3 table: the JSON of each case's own extra fields and its
     version 3 fields in the order ``parquet.V3_FIELDS`` names them (``json.dumps`` of the same values, byte for
-    byte), null without any.
-    Texts of printable ASCII are escaped over whole columns; the rest by ``json.dumps``, one value at a time."""
+    byte), null without any. Made batch by batch (a batch's texts stay far below Arrow's 2 GB per array); texts of
+    printable ASCII are escaped over whole columns, the rest by ``json.dumps``, one value at a time."""
+    import pyarrow as pa
+
+    from reporting.format.parquet import V3_FIELDS
+
+    try:
+        chunks = [_extra_batch(batch) for batch in table.select(["extra", *V3_FIELDS]).to_batches()]
+        return pa.chunked_array(chunks, pa.string())
+    except pa.ArrowException:
+        raise NotMine from None
+
+
+def _extra_batch(batch):
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from reporting.format.parquet import V3_FIELDS
 
-    extra = table.column("extra")  # the case's own fields beyond the format's, first, as case_table puts them
+    extra = batch.column("extra")  # the case's own fields beyond the format's, first, as case_table puts them
     parts = [pc.binary_join_element_wise(", ", pc.utf8_slice_codeunits(extra, 1, -1), "")]
     for name in V3_FIELDS:
-        values = table.column(name)
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks()
+        values = batch.column(name)
         if name in ("messages", "limit"):
             text = values  # already JSON
         elif name == "judged_turn":
@@ -298,7 +318,7 @@ def extra_column(table):
         else:
             text = json_strings(values)
         parts.append(pc.binary_join_element_wise(f', "{name}": ', text, ""))  # null where the case has none
-    if not len(table):
+    if not len(batch):
         return pa.nulls(0, pa.string())
     some = functools.reduce(pc.or_, [pc.is_valid(part) for part in parts])
     # (binary_join_element_wise's null_handling="skip" drops a row whose every part is null: not used)
