@@ -7,7 +7,8 @@ from reporting.analysis.stats import (
     mcnemar,
     mean_interval,
     newcombe_paired,
-    weighted_wilson,
+    kish_wilson,
+    t_interval,
     wilcoxon_signed_rank,
     wilson,
 )
@@ -60,11 +61,16 @@ def test_newcombe_worked_example():
     assert newcombe_paired(0, 0, 0, 0) is None
 
 
-def test_mean_interval_and_weighted_wilson():
+def test_mean_interval_and_kish_wilson():
     lo, hi = mean_interval([1.0, 2.0, 3.0])  # mean 2, sd 1, t(0.975, 2) = 4.302653
     assert lo == pytest.approx(2 - 4.302653 / 3**0.5, abs=1e-5) and hi == pytest.approx(2 + 4.302653 / 3**0.5, abs=1e-5)
     assert mean_interval([0.5]) is None
-    assert weighted_wilson([True, False], [1.0, 1.0]) == pytest.approx(wilson(1, 2))
+    assert t_interval(2.0, 1.0, 3) == pytest.approx([lo, hi])  # the same interval from mean, sd and n
+    assert t_interval(None, 1.0, 3) is None and t_interval(2.0, 1.0, 1) is None
+    assert kish_wilson(2.0, 2.0, 1.0) == pytest.approx(wilson(1, 2))  # equal weights: the plain interval
+    # weights 2 (passed) and 1 (failed): p = 2/3, Kish's n = 3^2 / (4 + 1) = 1.8, so Wilson of 1.2 in 1.8
+    assert kish_wilson(3.0, 5.0, 2.0) == pytest.approx(wilson(1.2, 1.8))
+    assert kish_wilson(0.0, 0.0, 0.0) is None
 
 
 def test_wilcoxon_signed_rank():

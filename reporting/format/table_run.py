@@ -10,7 +10,7 @@ test reads every sample, imported and hostile run both ways and compares them ca
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Union, overload
 
 from reporting.format.columnar_checks import ColumnarRun
@@ -18,6 +18,8 @@ from reporting.format.parquet import case_records
 from reporting.format.schema import Case, RunReport
 
 CHUNK = 2048  # rows made into cases at once
+_FIELDS = tuple(Case.model_fields)
+_FIELD_SET = frozenset(_FIELDS)
 
 
 class TableCases(Sequence[Case]):
@@ -40,12 +42,16 @@ class TableCases(Sequence[Case]):
     def __len__(self) -> int:
         return self.table.num_rows
 
-    def _cases(self, start: int) -> list[Case]:
+    def _records(self, start: int) -> list[dict[str, Any]]:
+        """The case documents of the chunk of rows from ``start``."""
         problems: list[Any] = []
         records = case_records(self._rows.slice(start, CHUNK), self.columnar.label, problems, first=start)
         if problems or len(records) != min(CHUNK, len(self) - start):
             raise ValueError(f"{self.columnar.label}: the case table's rows cannot be read back: {problems[:1]}")
-        return [Case.model_validate(record) for record in records]
+        return records
+
+    def _cases(self, start: int) -> list[Case]:
+        return [Case.model_validate(record) for record in self._records(start)]
 
     @overload
     def __getitem__(self, index: int) -> Case: ...
@@ -70,6 +76,20 @@ class TableCases(Sequence[Case]):
         for start in range(0, len(self), CHUNK):
             yield from (self._chunk if start == self._start else self._cases(start))
 
+    def dumped(self, positions: Iterable[int]) -> Iterator[dict[str, Any]]:
+        """The cases at ``positions`` (ascending) as ``case.model_dump(mode="json")`` gives them, made from the
+        table's rows without a case object: every field in the schema's order (its default where the row has
+        none), then the case's own extra fields. A writer of many cases takes this."""
+        start, records = 0, None
+        for i in positions:
+            if records is None or not start <= i < start + CHUNK:
+                start = int(i) - int(i) % CHUNK
+                records = self._records(start)
+            record = records[int(i) - start]
+            dumped = {name: record[name] if name in record else _default(name) for name in _FIELDS}
+            dumped.update((key, value) for key, value in record.items() if key not in _FIELD_SET)
+            yield dumped
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other))
@@ -79,6 +99,10 @@ class TableCases(Sequence[Case]):
 
     def __repr__(self) -> str:
         return f"<{len(self)} cases of {self.columnar.label!r} in a case table>"
+
+
+def _default(name: str) -> Any:
+    return Case.model_fields[name].get_default(call_default_factory=True)
 
 
 def run_of_table(columnar: ColumnarRun) -> RunReport:

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Literal, Optional
 
 from reporting.format.schema import SCHEMA_VERSION
+from reporting.format.table_run import TableCases
 from reporting.report.model import Report, RubricResults
 
 TEXT_BUDGET = 6_000_000  # characters shared by the text fields of all cases in an HTML file
@@ -68,30 +69,35 @@ def case_records(report: Report) -> list[dict[str, Any]]:
 
 def iter_case_records(report: Report) -> Iterator[dict[str, Any]]:
     """``case_records`` one at a time: a writer that encodes each as it comes never holds them all."""
-    cases = report.run.cases
     frame = report.frame
-    for i, weight, weighted, detected in zip(
-        frame.index.to_numpy(),
+    for weight, weighted, detected, dumped in zip(
         frame["severity_weight"].tolist(),
         frame["weighted_risk"].tolist(),
         frame["detected_failure_modes"],
+        _dumped(report.run.cases, frame.index.to_numpy()),
     ):
-        case = cases[i]
-        record = _dump(case)
+        given = dumped["detected_failure_modes"]
+        record = _shaped(dumped)
         record["severity_weight"] = weight
         record["weighted_risk"] = weighted
-        record["derived_failure_modes"] = _derived(detected, case.detected_failure_modes)
+        record["derived_failure_modes"] = _derived(detected, given)
         yield record
+
+
+def _dumped(cases: Any, positions: Any) -> Iterator[dict[str, Any]]:
+    """The cases at ``positions`` as JSON (``model_dump``): a run read by columns makes them from its table."""
+    if isinstance(cases, TableCases):
+        return cases.dumped(positions)
+    return (cases[i].model_dump(mode="json") for i in positions)
 
 
 V2_OPTIONAL = ("error", "probe_group", "source_id")
 V3_OPTIONAL = ("messages", "judged_turn", "strategy", "plugin", "limit")
 
 
-def _dump(case: Any) -> dict[str, Any]:
-    """A case as JSON, without the version-2 and version-3 fields it does not use (no "verdicts": {} on every
-    case, no "messages": null)."""
-    record = case.model_dump(mode="json")
+def _shaped(record: dict[str, Any]) -> dict[str, Any]:
+    """A case as JSON (``model_dump``), without the version-2 and version-3 fields it does not use (no
+    "verdicts": {} on every case, no "messages": null)."""
     for name in V2_OPTIONAL + V3_OPTIONAL:
         if record.get(name) is None:
             record.pop(name, None)
@@ -109,8 +115,7 @@ def error_records(report: Report) -> list[dict[str, Any]]:
     """The kept cases that were not evaluated, as the file gave them: counted in the figures as errors only."""
     if report.errors is None or not len(report.errors):
         return []
-    cases = report.run.cases
-    return [_dump(cases[i]) for i in report.errors.index.to_numpy()]
+    return [_shaped(dumped) for dumped in _dumped(report.run.cases, report.errors.index.to_numpy())]
 
 
 def rubrics_document(rubrics: Optional[RubricResults]) -> Optional[dict[str, Any]]:

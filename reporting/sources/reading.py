@@ -82,14 +82,19 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
 
 # What a case table does not keep of a case as written: a judge's whole-number score (a float there) and the nulls
 # inside a conversation's turns and a limit (left out there). A run that may hold either is read case by case.
-_WHOLE_SCORE = re.compile(rb'(?<!\\)"score"\s*:\s*-?[0-9]+\s*[,}]')
+_WHOLE_SCORE = re.compile(rb'"score"\s*:\s*-?[0-9]+\s*[,}]')  # (a literal first: searched at memchr speed)
+
+
+def _whole_score(data: bytes) -> bool:
+    """A key "score" with a whole number, not inside a text (where its quote would follow a backslash)."""
+    return any(m.start() == 0 or data[m.start() - 1] != 0x5C for m in _WHOLE_SCORE.finditer(data))
 
 
 def _columnar(source: Source, data: bytes, label: str) -> Optional[ColumnarRun]:
     """The run as the columnar reader reads it (a table, no object per case), or None: it reads only what it can
     vouch for and what its table keeps whole, and the per-record reader reads (and names the problems of) the
     rest."""
-    if b'"messages"' in data or b'"limit"' in data or _WHOLE_SCORE.search(data):
+    if b'"messages"' in data or b'"limit"' in data or _whole_score(data):
         return None
     if data.lstrip()[:1] == b"{":
         return read_document(data, label)
