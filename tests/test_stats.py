@@ -4,10 +4,10 @@ import pytest
 from scipy import stats as sps
 
 from reporting.analysis.stats import (
+    kish_wilson,
     mcnemar,
     mean_interval,
     newcombe_paired,
-    kish_wilson,
     t_interval,
     wilcoxon_signed_rank,
     wilson,
