@@ -12,8 +12,9 @@ import re
 from pathlib import Path
 
 import pytest
-from payloads import PAYLOADS
+from payloads import PAYLOADS, hostile_run
 from test_columnar import assert_read_alike, per_record
+from test_trust import HUGE
 
 from reporting.cli import main
 from reporting.format.columnar import read_table
@@ -322,6 +323,30 @@ def test_hostile_variations_are_read_alike_or_handed_back(imported, tmp_path, na
         assert fast is not None, "the columnar reader handed back a run it should read"
     if fast is not None:
         assert_read_alike(fast, slow)
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_the_payload_run_of_the_trust_tests_is_read_alike(tmp_path, version):
+    """tests/payloads.py's run: a payload in every text and a field beyond the format's on every case."""
+    path = tmp_path / "payloads.json"
+    path.write_text(json.dumps({**hostile_run(2), "schema_version": version}))
+    assert_read_alike(*_read_both(path))
+
+
+@pytest.mark.parametrize("field, literal", HUGE)
+def test_the_huge_numbers_of_the_trust_tests_are_handed_back(imported, tmp_path, field, literal):
+    text = json.dumps(_run(imported, GARAK)).replace('"probe_id": "', f'"{field}": {literal}, "probe_id": "', 1)
+    path = tmp_path / "huge.json"
+    path.write_text(text)
+    fast, slow = _read_both(path)
+    assert slow.problems and fast is None
+
+
+def test_a_duplicated_top_level_key_is_handed_back(imported, tmp_path):
+    path = tmp_path / "dup.json"
+    path.write_text(json.dumps(_run(imported, INSPECT))[:-1] + ', "cases": []}')
+    fast, slow = _read_both(path)
+    assert slow.problems and fast is None
 
 
 def test_an_indented_version_3_run_is_read_alike(imported, tmp_path):
