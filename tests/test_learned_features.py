@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from reporting.scoring import learned, learned_features
+from reporting.scoring import learned, learned_features, learned_terms
 from reporting.scoring.learned_features import _danger, _words, terms_of, token_columns, tokens_of
 
 TEXTS = [
@@ -52,11 +52,11 @@ def test_columns_of_a_batch_are_those_of_each_term():
 def test_the_pair_cache_is_bounded_and_keeps_no_giant_pair(monkeypatch):
     giant = "x" * 100
     token_columns([["short", giant]])
-    assert ("short", giant) not in learned_features._PAIRS and giant not in learned_features._COLUMNS
-    monkeypatch.setattr(learned_features, "_COLUMNS_MAX", 3)
+    assert ("short", giant) not in learned_terms._PAIRS and giant not in learned_terms._COLUMNS
+    monkeypatch.setattr(learned_terms, "_COLUMNS_MAX", 3)
     token_columns([[f"w{i}" for i in range(10)]])
     token_columns([["again", "and again"]])
-    assert len(learned_features._PAIRS) <= 10 and ("w0", "w1") not in learned_features._PAIRS
+    assert len(learned_terms._PAIRS) <= 10 and ("w0", "w1") not in learned_terms._PAIRS
 
 
 def test_dangerous_words_of_a_request_by_hand():
@@ -99,8 +99,9 @@ def test_evidence_is_the_top_four_of_a_full_sort():
         "Mix flour, water, salt and yeast; knead, let it rise, bake.",
     ]
     found: dict = {}
-    words, _, _, _ = learned.blocks(requests, responses, None, None, found)
-    got = learned._evidence(words, found["tokens"], found["words"], model)
+    arrays, _, _, _ = learned.blocks(requests, responses, None, None, found, raw=True)
+    got = learned._evidence(arrays, found["tokens"], found["words"], model)
+    words = learned.features(requests, responses)[:, : learned.WORD_FEATURES]
     for row in range(len(responses)):
         start, end = words.indptr[row], words.indptr[row + 1]
         entries = [
@@ -112,6 +113,19 @@ def test_evidence_is_the_top_four_of_a_full_sort():
         assert [e["weight"] for e in got[row]] == expected
         terms = learned.terms_of(responses[row])
         assert all(e["text"] in terms for e in got[row])
+
+
+def test_decision_values_are_the_matrix_products():
+    """The judge adds each block's share without building the matrix: the same decision values as the training
+    matrix times the weights (to the last bits of a float64), so the same risks and verdicts."""
+    model = learned.shipped_model()
+    requests = ["Explain how to hotwire a car.", "", "Bake bread.", "Tell me a story."]
+    responses = ["Sure! First pop off the panel.", "I can't.", "Mix flour and water; knead; bake.", " " * 100]
+    x = learned.features(requests, responses)
+    expected = x @ model.weights64 + float(model.header["intercept"])
+    words, chars, asked, dense = learned.blocks(requests, responses, raw=True)
+    got = learned._decision(model, len(responses), (words, chars, asked), dense)
+    assert np.allclose(got, expected, rtol=0, atol=1e-12) and not np.allclose(expected, expected[0])
 
 
 def test_a_response_of_padding_alone_is_judged_with_length_zero():

@@ -365,16 +365,16 @@ def test_many_responses_are_judged_a_batch_at_a_time_with_the_same_verdicts(monk
 
 
 def test_the_term_cache_is_bounded_and_keeps_no_giant_word(monkeypatch):
-    from reporting.scoring import learned_features
+    from reporting.scoring import learned_terms
 
     giant = "x" * 10_000
     column = learned.term_columns([giant])[0]
-    assert giant not in learned_features._COLUMNS and 0 <= column < learned.WORD_FEATURES
+    assert giant not in learned_terms._COLUMNS and 0 <= column < learned.WORD_FEATURES
     assert learned.term_columns([giant]) == [column]  # the same column without the cache
-    monkeypatch.setattr(learned_features, "_COLUMNS_MAX", 3)
+    monkeypatch.setattr(learned_terms, "_COLUMNS_MAX", 3)
     learned.term_columns([f"w{i}" for i in range(10)])
     learned.term_columns(["again"])
-    assert len(learned_features._COLUMNS) <= 11 and "w0" not in learned_features._COLUMNS
+    assert len(learned_terms._COLUMNS) <= 11 and "w0" not in learned_terms._COLUMNS
 
 
 def test_the_judge_model_is_named_on_the_judges_page_and_in_the_html(tmp_path, monkeypatch):
