@@ -87,6 +87,16 @@ def test_counts_are_the_same_whether_their_keys_fit_32_bits_or_not():
     assert (small == large).all() and small[0, 5] == pytest.approx(2 / 5**0.5) and small[1, 3] == 1.0
 
 
+def test_many_keys_sorted_in_groups_of_rows_give_the_same_counts(monkeypatch):
+    rng = np.random.default_rng(0)
+    rows, cols = rng.integers(0, 50, 5000), rng.integers(0, 300, 5000)
+    monkeypatch.setattr(learned_terms, "_CHUNKED", 10**9)
+    whole = learned_terms.count_arrays(rows, cols, 50, 300)
+    monkeypatch.setattr(learned_terms, "_CHUNKED", 100)
+    grouped = learned_terms.count_arrays(rows, cols, 50, 300)
+    assert all(np.array_equal(a, b) for a, b in zip(whole, grouped)) and len(whole[1]) < 5000  # some repeated
+
+
 def test_evidence_is_the_top_four_of_a_full_sort():
     """The evidence (chosen from the few entries at or above each response's fourth-largest share) is what a full
     sort of every entry by response, largest share, then feature gives."""
