@@ -6,7 +6,7 @@ Stored figures describe the whole run, so drift is always checked on the whole r
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Optional
@@ -14,6 +14,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from reporting.format.schema import RunReport
+from reporting.format.table_run import TableCases
 
 DRIFT_TOLERANCE = 1e-9
 
@@ -79,7 +80,11 @@ def drift(run: RunReport, frame: pd.DataFrame, metrics: Mapping[str, Any]) -> tu
         compare_stored("aggregate_metrics", run.aggregate_metrics, metrics, found)
     from reporting.importers.recount import recount
 
-    for path, theirs, ours in recount((run.model_extra or {}).get("tool_figures"), run.cases):
+    tool_figures = (run.model_extra or {}).get("tool_figures")
+    cases: Iterable[Any] = run.cases
+    if tool_figures and isinstance(cases, TableCases):  # read by columns: the cases' JSON, no case object
+        cases = cases.columns(("probe_id", "probe_group", "passed", "verdicts"))  # what a recount reads
+    for path, theirs, ours in recount(tool_figures, cases):
         if not _same(theirs, ours):
             found.append(DriftFinding(path, theirs, ours))
     stored = frame["stored_weighted_risk"].to_numpy()

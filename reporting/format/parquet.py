@@ -241,21 +241,37 @@ def _json(label: str, path: str, raw: Any, problems: list[Problem]) -> Any:
     return value
 
 
-def case_records(table, label: str, problems: list[Problem], first: int = 0) -> list[dict[str, Any]]:
+def verdict_map(structs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A row's verdicts (the table's list of structs) as the case document holds them: judge -> verdict."""
+    return {
+        str(v["judge"]): {"passed": v["passed"], "score": v["score"], "explanation": v["explanation"]} for v in structs
+    }
+
+
+def case_records(
+    table, label: str, problems: list[Problem], first: int = 0, ours: bool = False
+) -> list[dict[str, Any]]:
     """The rows of a case table as case documents (what a run file holds for each case); a row whose ``extra`` is
-    not a JSON object's text is left out with its problem. ``first``: the first row's position, for messages."""
+    not a JSON object's text is left out with its problem. ``first``: the first row's position, for messages.
+    ``ours``: the table is the columnar reader's, whose ``extra`` it wrote itself from what it checked (decoded
+    plainly; a file's is decoded by the strict reader)."""
     keep = [c for c in table.column_names if c != "run_key"]
+    plain = [c for c in keep if c not in ("verdicts", "extra")]
+    required = [c in REQUIRED for c in plain]
+    columns = table.select(keep).to_pydict()  # a column at a time: many times faster than a row of dicts each
+    verdicts = columns.get("verdicts") or [None] * table.num_rows
+    extras = columns.get("extra") or [None] * table.num_rows
     cases = []
-    for i, row in enumerate(table.select(keep).to_pylist(), start=first):
-        case = {k: v for k, v in row.items() if (v is not None or k in REQUIRED) and k not in ("verdicts", "extra")}
+    for i, values, row_verdicts, row_extra in zip(
+        range(first, first + table.num_rows), zip(*(columns[c] for c in plain)), verdicts, extras
+    ):
+        case = {k: v for k, v, needed in zip(plain, values, required) if v is not None or needed}
+        row = {"verdicts": row_verdicts, "extra": row_extra}
         if row.get("verdicts"):
-            case["verdicts"] = {
-                str(v["judge"]): {"passed": v["passed"], "score": v["score"], "explanation": v["explanation"]}
-                for v in row["verdicts"]
-            }
+            case["verdicts"] = verdict_map(row["verdicts"])
         if row.get("extra"):
             before = len(problems)
-            extra = _json(label, f"cases[{i}].extra", row["extra"], problems)
+            extra = json.loads(row["extra"]) if ours else _json(label, f"cases[{i}].extra", row["extra"], problems)
             if len(problems) > before:
                 continue
             if isinstance(extra, dict):
