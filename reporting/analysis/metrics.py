@@ -84,7 +84,7 @@ def _column(name: str, values: tuple, n: int) -> Any:
     return pd.Series(np.fromiter(values, dtype=object, count=n), dtype=object, copy=False)
 
 
-def cases_frame(run: RunReport) -> pd.DataFrame:
+def cases_frame(run: RunReport, texts: bool = True) -> pd.DataFrame:
     """One row per evaluated case, with the effective severity weight and the recomputed weighted risk. The
     index is each case's position in ``run.cases``; cases not evaluated (``passed`` null) are in
     ``error_frame``, never here: every figure is over evaluated cases.
@@ -92,26 +92,27 @@ def cases_frame(run: RunReport) -> pd.DataFrame:
     ``stored_weighted_risk`` keeps what the file said (NaN where absent) for drift checks;
     ``extra`` holds each case's unknown fields as a dict. A run read by the columnar reader
     (``reporting.format.table_run``) gives its frame from its table's columns, making no case object.
+    ``texts=False``: the text columns are left empty (None): the figures never read them.
     """
     with gc_paused():
         table = table_of(run)
         if table is not None:
-            return _frame(*table_columns(run.cases, evaluated=True))
+            return _frame(*table_columns(run.cases, evaluated=True, texts=texts))
         evaluated, _ = _split(run.cases)
-        return _frame(*_case_columns(run.cases, evaluated), evaluated)
+        return _frame(*_case_columns(run.cases, evaluated, texts), evaluated)
 
 
-def error_frame(run: RunReport) -> pd.DataFrame:
+def error_frame(run: RunReport, texts: bool = True) -> pd.DataFrame:
     """The cases that were not evaluated (``passed`` null, with an ``error``), same columns plus ``error``."""
     with gc_paused():
         if table_of(run) is not None:
-            data, extras, rows = table_columns(run.cases, evaluated=False)
+            data, extras, rows = table_columns(run.cases, evaluated=False, texts=texts)
             errors = list(data["error"])
             frame = _frame(data, extras, rows)
         else:
             _, positions = _split(run.cases)
             errors = [run.cases[i].error for i in positions]
-            frame = _frame(*_case_columns(run.cases, positions), positions)
+            frame = _frame(*_case_columns(run.cases, positions, texts), positions)
         frame["error"] = errors
         return frame
 
@@ -125,13 +126,18 @@ def _split(cases: list[Case]) -> tuple[Optional[list[int]], list[int]]:
     return [i for i in range(len(cases)) if i not in failed], errors
 
 
-def _case_columns(all_cases: list[Case], positions: Optional[list[int]] = None) -> tuple[dict[str, Any], tuple]:
-    """Every field of the cases as a column, and each case's unknown fields."""
+def _case_columns(
+    all_cases: list[Case], positions: Optional[list[int]] = None, texts: bool = True
+) -> tuple[dict[str, Any], tuple]:
+    """Every field of the cases as a column (the texts None without ``texts``), and each case's unknown fields."""
     cases = all_cases if positions is None else [all_cases[i] for i in positions]
     n = len(cases)
     fields = [c.__dict__ for c in cases]
     # one column at a time: a million cases never held a second time as rows of every field
-    data = {name: _column(name, tuple(map(operator.itemgetter(name), fields)), n) for name in _FIELDS}
+    data = {
+        name: _column(name, (None,) * n if name in TEXT_COLUMNS and not texts else tuple(map(getter, fields)), n)
+        for name, getter in ((name, operator.itemgetter(name)) for name in _FIELDS)
+    }
     del fields
     return data, tuple(c.__pydantic_extra__ or {} for c in cases)
 
@@ -218,9 +224,9 @@ def aggregate_metrics(
     cases (``error_frame``), whose judges' verdicts count as each judge's errors (a sample that errored is an
     error of every scorer that was to judge it). ``table``: the engine's table of the frame's rows
     (``reporting.analysis.engine.case_table``), when the caller keeps one."""
-    frame = as_frame(run_or_frame)
+    frame = run_or_frame if isinstance(run_or_frame, pd.DataFrame) else cases_frame(run_or_frame, texts=False)
     if isinstance(run_or_frame, RunReport) and (errors is None or error_cases is None):
-        error_cases = error_frame(run_or_frame)
+        error_cases = error_frame(run_or_frame, texts=False)
         errors = len(error_cases)
     errors = errors or 0
     found = engine_figures(frame, errors, table)

@@ -17,6 +17,7 @@ from reporting.format.table_run import TableCases
 _FLOAT = {"risk_score", "severity_weight", "weighted_risk"}
 _INT = {"safe_signal_hits", "unsafe_signal_hits"}
 _BOOL = {"passed", "boundary_or_refusal_signal"}
+_TEXTS = {"task", "probe_input", "response", "explanation"}
 _GIVEN = {"severity_weight", "weighted_risk"}  # the file's own values, not the table's effective ones
 
 
@@ -49,10 +50,12 @@ def _v3(name: str, value: Any) -> Any:
     return value
 
 
-def table_columns(cases: Any, evaluated: bool) -> tuple[dict[str, Any], tuple, Optional[np.ndarray]]:
+def table_columns(
+    cases: Any, evaluated: bool, texts: bool = True
+) -> tuple[dict[str, Any], tuple, Optional[np.ndarray]]:
     """The evaluated cases' field columns (``evaluated``), or those of the cases not evaluated with their errors;
     each case's unknown fields; the cases' positions in the run (None: every case, in order). ``cases``: a run's
-    ``TableCases``."""
+    ``TableCases``. ``texts=False``: the text columns are None (the figures never read them)."""
     assert isinstance(cases, TableCases)
     import pyarrow.compute as pc
 
@@ -74,6 +77,9 @@ def table_columns(cases: Any, evaluated: bool) -> tuple[dict[str, Any], tuple, O
         if name in V3_FIELDS:
             values = [_v3(name, fields.get(name)) for fields in parsed] if any_fields else [None] * n
             data[name] = _objects(values)
+            continue
+        if name in _TEXTS and not texts:
+            data[name] = _objects([None] * n)
             continue
         column = (given if name in _GIVEN else table).column(name)
         if name in _FLOAT:
