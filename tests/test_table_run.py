@@ -135,3 +135,31 @@ def test_cases_are_made_a_chunk_at_a_time_and_indexed_like_a_list(tmp_path, monk
         cases[30]
     with pytest.raises(IndexError):
         cases[-31]
+
+
+def test_cases_asked_for_from_several_threads_are_each_the_case_asked(tmp_path, monkeypatch):
+    """The dashboard's sessions share one run: a case asked for on one thread while another thread moves the chunk
+    is still the case at that position."""
+    import random
+    import threading
+
+    monkeypatch.setattr(table_run, "CHUNK", 3)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(synthetic_run(60, seed=5)))
+    cases = reporting.read_run(str(path)).cases
+    ids = [c.probe_id for c in per_record(path).run.cases]
+    wrong: list[tuple[int, str]] = []
+
+    def ask(seed: int) -> None:
+        rng = random.Random(seed)
+        for _ in range(3000):
+            i = rng.randrange(60)
+            if cases[i].probe_id != ids[i]:
+                wrong.append((i, cases[i].probe_id))
+
+    threads = [threading.Thread(target=ask, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []

@@ -132,7 +132,8 @@ def join_run(rows: Sequence[LabelRow], run: Any) -> Measured:
     primary = primary_judge(run.run.config)
     by_id: dict[str, list[Any]] = {}
     by_text: dict[tuple[str, str], list[Any]] = {}
-    for case in run.cases:
+    every = list(run.cases)  # the same case objects throughout (a run read by columns makes them when asked)
+    for case in every:
         by_id.setdefault(str(case.probe_id), []).append(case)
         if isinstance(case.response, str):
             for text in dict.fromkeys(t for t in (case.probe_input, case.task) if isinstance(t, str)):
@@ -148,7 +149,7 @@ def join_run(rows: Sequence[LabelRow], run: Any) -> Measured:
             result.add(
                 row.harmful, row.category if row.category is not None else case.category, case_verdicts(case, primary)
             )
-    result.unlabelled_cases = sum(1 for case in run.cases if id(case) not in labelled)
+    result.unlabelled_cases = sum(1 for case in every if id(case) not in labelled)
     return result
 
 

@@ -116,7 +116,9 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns) -> Colu
             raise NotMine
         null_written("passed", every=True)
         error = col("error")
-        bad = pc.or_(pc.is_null(error), pc.equal(pc.utf8_length(error), 0))
+        bad = pc.or_kleene(
+            pc.is_null(error), pc.equal(pc.utf8_length(error), 0)
+        )  # null or empty: Kleene, or a null error is no error
         if pc.any(pc.and_kleene(pc.invert(evaluated), bad)).as_py():
             raise NotMine
     if version >= 2 and "error" in names and pc.any(pc.and_(evaluated, pc.is_valid(col("error")))).as_py():

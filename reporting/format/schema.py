@@ -30,6 +30,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     StringConstraints,
+    field_serializer,
     field_validator,
 )
 
@@ -238,6 +239,11 @@ class RunReport(BaseModel):
     observability: Optional[dict[str, Any]] = Field(
         default=None, description="Observability geometry as some producer stored it (replaced on recompute)."
     )
+
+    @field_serializer("cases", mode="wrap")
+    def _every_case(self, cases: Any, handler: Any) -> Any:
+        """A run read by columns holds its cases as a table (``reporting.format.table_run``): dumped as a list."""
+        return handler(cases if isinstance(cases, list) else list(cases))
 
 
 def conversation_problem(case: Case) -> Optional[tuple[str, str, Any]]:

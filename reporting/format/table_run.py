@@ -36,8 +36,9 @@ class TableCases(Sequence[Case]):
             at = rows.column_names.index(name)
             rows = rows.set_column(at, pa.field(name, pa.float64()), columnar.given.column(name))
         self._rows = rows
-        self._start = -1
-        self._chunk: list[Case] = []
+        # (first row, its chunk's cases) as one value: a reader on another thread (the dashboard's sessions share a
+        # run) sees a whole pair, never one chunk's start with another's cases
+        self._cached: tuple[int, list[Case]] = (-1, [])
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -68,13 +69,16 @@ class TableCases(Sequence[Case]):
         if not 0 <= i < len(self):
             raise IndexError("case index out of range")
         start = i - i % CHUNK
-        if start != self._start:
-            self._chunk, self._start = self._cases(start), start
-        return self._chunk[i - start]
+        cached_start, chunk = self._cached
+        if cached_start != start:
+            chunk = self._cases(start)
+            self._cached = (start, chunk)
+        return chunk[i - start]
 
     def __iter__(self) -> Iterator[Case]:
         for start in range(0, len(self), CHUNK):
-            yield from (self._chunk if start == self._start else self._cases(start))
+            cached_start, chunk = self._cached
+            yield from (chunk if start == cached_start else self._cases(start))
 
     def dumped(self, positions: Iterable[int]) -> Iterator[dict[str, Any]]:
         """The cases at ``positions`` (ascending) as ``case.model_dump(mode="json")`` gives them, made from the
