@@ -46,7 +46,7 @@ TABLE = (
 
 # What the runs found beyond the table (profiles by py-spy from a scratch environment, on the 100k run).
 NOTES = """
-Findings (first run):
+Findings (profiles by py-spy from a scratch environment, 17:58-18:37 UTC):
 
 - A Parquet case table of more than one row group is refused by every verb and the dashboard: "not a readable
   Parquet file: Nested data conversions not implemented for chunked array outputs". `reporting/format/parquet.py`
@@ -66,9 +66,19 @@ Findings (first run):
 - 100k `aggregate_metrics` (1.4 s): `cases_frame` 69 % (`table_frame.table_columns`: every text and list column
   turned into Python objects per case), then the engine rebuilds an Arrow table from that frame
   (`engine.case_table` + `Session`: 19 %): table -> pandas -> table for figures that need seven columns.
-- 100k `recompute`: observability 38 %, writing 29 % (`serialise.iter_case_records`: each row made a pydantic
-  `Case` by `TableCases` (18 %) and dumped back to JSON); at 1M the peak (5.7 GB) is above the issue's
-  "before" (3.85 GB).
+- 100k `recompute` (17:58): observability 38 %, writing 29 % (`serialise.iter_case_records`: each row made a
+  pydantic `Case` by `TableCases` (18 %) and dumped back to JSON).
+- 1M `export` (18:24, 195 s; resident memory every 6 s with the stack): read 0-45 s (1.0-1.8 GB; the whole file's
+  bytes first), case frame 2.5 GB, observability 55-135 s (fit on a sample, then every case's text through
+  TF-IDF/SVD in chunks: about 60 s), then the case records for the page (`TableCases.dumped`,
+  `serialise.case_columns`: every case as a dict at once) take resident memory from 3.1 to 5.3 GB: the peak.
+- 1M dashboard (18:28, open 41 s): hashing the 0.9 GB file 5 s, reading it (bytes, Arrow parse, checks) 25 s,
+  the case frame (3.45 GB resident at `table_columns`), frameworks, the report; the importers' sniffing runs on
+  the file again to list its models (`models_cached` -> `detect`: 6 % of the samples). A view's rebuild
+  (`view_cached` -> `build_report`, what a filter change runs): framework figures 42 % (`report/frameworks.
+  column_figures` -> `analysis/frameworks.framework_figures`, `kept_cases` per column), `aggregate_metrics` 26 %,
+  pandas boolean takes 8 %.
+- bench_scale's 10M JSON Lines through the columnar reader: 4.18 GB peak at 18:35 (3.29 GB on 2026-11-23).
 """
 
 

@@ -15,7 +15,8 @@ worst case, each against a floor measured in the same run.
   the same texts, and the rule scorer alone.
 - Worst case: the scorer's adversarial corpus (padding, one huge line or word, many short words, trigger phrases)
   at 10 KB, 100 KB and 1 MB as the response, and as the request beside a short response, in CPU ms per 100 KB of
-  adversarial text (target: at most 50), against the judges' CPU ms per 100 KB of the training pairs.
+  adversarial text (target: at most 50; best of 5 runs, of 2 at 1 MB), against the judges' CPU ms per 100 KB of the
+  training pairs.
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ def speed(pairs: list[dict]) -> list[str]:
     lines += [
         "",
         "Worst case: each adversarial text (`reporting/scoring/adversarial.py`) scored alone by `score_cases`, as the "
-        "response and as the request (beside a one-line response), best of 2, CPU ms per 100 KB of adversarial text "
+        "response and as the request (beside a one-line response), best of 5 (of 2 at 1 MB), CPU ms per 100 KB of "
+        "adversarial text "
         f"(`time.thread_time`; target at most 50). Floor, same run and clock: the training pairs, {normal:.1f} CPU ms "
         "per 100 KB.",
         "",
@@ -184,7 +186,7 @@ def speed(pairs: list[dict]) -> list[str]:
                 q, r = ("Tell me a story.", text) if where == 0 else (text, "I can't help with that.")
                 probe = {"id": "p", "category": "misc", "severity": "high", "task": q, "input": q}
                 took = []
-                for _ in range(2):
+                for _ in range(5 if size <= 100_000 else 2):  # a shared machine's noise: the best of more
                     start = clock()
                     runs.score_cases([(probe, {"probe_id": "p", "response": r})])
                     took.append(clock() - start)
