@@ -179,6 +179,7 @@ def _read_table(data: bytes, label: str):
     from reporting.format.expansion import dense_bytes, expansion_limit, parquet_limits
 
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         probe = pq.ParquetFile(io.BytesIO(data), pre_buffer=False)
@@ -191,7 +192,11 @@ def _read_table(data: bytes, label: str):
             if column.physical_type == "BYTE_ARRAY"
         ]
         source = pq.ParquetFile(io.BytesIO(data), pre_buffer=False, read_dictionary=texts)
-        table = source.read(use_threads=False)
+        # A row group at a time: pyarrow cannot give the list columns' elements as dictionaries across row groups
+        # ("Nested data conversions not implemented for chunked array outputs"), and pq.write_table starts a new
+        # row group every 1,048,576 rows. The groups' tables are joined as chunks, nothing copied.
+        groups = [source.read_row_group(i, use_threads=False) for i in range(source.num_row_groups)]
+        table = pa.concat_tables(groups) if groups else source.read(use_threads=False)
     except Exception as exc:  # noqa: BLE001 - a broken file is a problem of that file, whatever pyarrow raises
         return None, [Problem(label, "$", f"not a readable Parquet file: {str(exc)[:200]}")]
     for name, column in zip(table.column_names, table.columns):
