@@ -1,7 +1,9 @@
-"""Observability at scale (issue 15): above a documented size the model is fitted on a stratified sample and
-every case is assigned by it, a chunk at a time; the output, the dashboard and the HTML say so."""
+"""Observability at scale (issues 15, 28): above a documented size the model is fitted on a stratified sample and
+the geometry is the sample's (or, asked, every case is assigned by it, a chunk at a time); the output, the dashboard
+and the HTML say so."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -20,7 +22,8 @@ def run():
 def test_every_case_is_assigned_and_the_sample_is_stratified(run, monkeypatch):
     monkeypatch.setattr(ob, "CHUNK", 700)  # several chunks, the last one short
     frame = cases_frame(run)
-    result = ob.observability(run, sample_above=1000, sample_size=600)
+    result = ob.observability(run, sample_above=1000, sample_size=600, assign_all=True)
+    assert result["sampled"]["assigned"] == "every case"
     assert result["sampled"]["n"] == len(ob.stratified_sample(frame, 600)) and result["sampled"]["of"] == len(frame)
     assert [c["probe_id"] for c in result["cases"]] == list(frame["probe_id"])
     assert sum(c["size"] for c in result["clusters"]) == len(frame) == result["n_cases"]
@@ -35,7 +38,20 @@ def test_every_case_is_assigned_and_the_sample_is_stratified(run, monkeypatch):
     on_sample = {c["probe_id"]: c["cluster_id"] for c in fitted["cases"]}
     assigned = {c["probe_id"]: c["cluster_id"] for c in result["cases"]}
     assert all(assigned[p] == cluster for p, cluster in on_sample.items())
-    assert ob.observability(run, sample_above=1000, sample_size=600) == result  # seeded: the same every time
+    assert ob.observability(run, sample_above=1000, sample_size=600, assign_all=True) == result  # seeded
+
+
+def test_by_default_the_geometry_is_the_samples(run):
+    """Without assign_all the clusters, mutual information and points are those of the fit on the sample, exactly;
+    every other figure of the report still covers every case."""
+    frame = cases_frame(run)
+    result = ob.observability(run, sample_above=1000, sample_size=600)
+    sample = ob.stratified_sample(frame, 600)
+    fitted = ob._observability(frame.iloc[sample], ob.DEFAULT_MIN_CASES, 0, ob.DEFAULT_EMBEDDING)
+    assert {k: v for k, v in result.items() if k != "sampled"} == fitted
+    assert result["sampled"] == {**result["sampled"], "n": len(sample), "of": 2400, "assigned": "sample"}
+    assert [c["probe_id"] for c in result["cases"]] == list(frame["probe_id"].iloc[sample])
+    assert sum(c["size"] for c in result["clusters"]) == len(sample) == result["n_cases"]
 
 
 def test_below_the_size_nothing_is_sampled_and_the_note_shows_only_when_it_is(run, monkeypatch, tmp_path):
@@ -54,3 +70,29 @@ def test_below_the_size_nothing_is_sampled_and_the_note_shows_only_when_it_is(ru
     assert main(["export", str(path), "-o", str(tmp_path / "r.html")]) == 0
     html = (tmp_path / "r.html").read_text()
     assert f"fitted on a stratified sample of {sampled['n']:,} of 2,400 cases" in html
+    assert "the clusters, the mutual information and the scatter&#39;s points are those of the sample" in html
+    # The HTML's points line up with its case rows: the sample's cases have theirs, the others none.
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', html, re.S).group(1))
+    rows, points = data["cases"]["rows"], data["observability"]["cases"]["rows"]
+    assert len(rows) == len(points) == 2400
+    pid = data["cases"]["columns"].index("probe_id")
+    written = {c["probe_id"]: c for c in json.loads((tmp_path / "r.json").read_text())["observability"]["cases"]}
+    assert sum(p[0] is not None for p in points) == len(written) == sampled["n"]
+    for row, point in zip(rows, points):
+        mine = written.get(row[pid])
+        assert point == ([mine["cluster_id"], mine["scatter_x"], mine["scatter_y"]] if mine else [None] * 3)
+
+
+def test_the_scatter_of_a_sampled_geometry_draws_the_samples_cases_at_their_points(run):
+    from reporting.render.figures import cluster_scatter
+
+    frame = cases_frame(run)
+    result = ob.observability(run, sample_above=1000, sample_size=600)
+    fig = cluster_scatter(frame, result, color_by="outcome", cap=10_000)
+    drawn = {
+        pid: (x, y) for trace in fig.data for pid, x, y in zip((c[0] for c in trace.customdata), trace.x, trace.y)
+    }
+    assert drawn == {c["probe_id"]: (c["scatter_x"], c["scatter_y"]) for c in result["cases"]}
+    outcome = dict(zip(frame["probe_id"], frame["passed"]))
+    for trace in fig.data:  # each drawn case in the trace of its own outcome
+        assert {outcome[c[0]] for c in trace.customdata} == {trace.name == "passed"}

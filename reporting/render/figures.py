@@ -322,9 +322,12 @@ def cluster_scatter(
         return empty_figure(title, f"Observability skipped: {obs.get('reason', '')}")
     if color_by not in COLOR_CHOICES:
         raise ValueError(f"color_by must be one of {COLOR_CHOICES}")
-    points = pd.DataFrame(obs["cases"])
+    points = pd.DataFrame(obs["cases"], columns=["probe_id", "cluster_id", "scatter_x", "scatter_y"])
     data = frame[["probe_id", "category", "severity", "passed", "risk_score", "task"]].reset_index(drop=True)
-    data = pd.concat([data, points[["cluster_id", "scatter_x", "scatter_y"]]], axis=1)
+    if len(points) == len(data):  # a point for every case, in the case table's order
+        data = pd.concat([data, points[["cluster_id", "scatter_x", "scatter_y"]]], axis=1)
+    else:  # a large run's geometry is its sample's: the sample's cases, in the run's order
+        data = data.merge(points, on="probe_id", how="inner", sort=False)
     data = data.iloc[scatter_sample(len(data), cap)]
     groups = {
         "cluster": data["cluster_id"].map(lambda c: f"cluster {c}"),

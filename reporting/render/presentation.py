@@ -215,8 +215,16 @@ def sampled_note(obs: Mapping[str, Any]) -> Optional[str]:
     sampled = obs.get("sampled")
     if not sampled:
         return None
-    return (
+    head = (
         f"The embedding, clusters and scatter axes were fitted on a stratified sample of {sampled['n']:,} of "
-        f"{sampled['of']:,} cases (by category and outcome, in proportion); the fitted model then assigned every "
-        "case to a cluster and a point, so the clusters and the mutual information cover every case."
+        f"{sampled['of']:,} cases (by category and outcome, in proportion)"
+    )
+    if sampled.get("assigned", "every case") == "every case":  # written before "assigned": every case
+        return head + (
+            "; the fitted model then assigned every case to a cluster and a point, so the clusters and the mutual "
+            "information cover every case."
+        )
+    return head + (
+        "; the clusters, the mutual information and the scatter's points are those of the sample (every other "
+        "figure covers every case)."
     )

@@ -11,7 +11,7 @@ row form, which is how a test shows the two outputs are one document.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal, Optional
 
 from reporting.format.schema import SCHEMA_VERSION
@@ -67,9 +67,10 @@ def case_records(report: Report) -> list[dict[str, Any]]:
     return list(iter_case_records(report))
 
 
-def iter_case_records(report: Report) -> Iterator[dict[str, Any]]:
-    """``case_records`` one at a time: a writer that encodes each as it comes never holds them all."""
-    frame = report.frame
+def iter_case_records(report: Report, rows: Optional[list[int]] = None) -> Iterator[dict[str, Any]]:
+    """``case_records`` one at a time: a writer that encodes each as it comes never holds them all. ``rows``: only
+    the kept cases at these positions of the case frame (the HTML's bounded case table), in that order."""
+    frame = report.frame if rows is None else report.frame.iloc[rows]
     for weight, weighted, detected, dumped in zip(
         frame["severity_weight"].tolist(),
         frame["weighted_risk"].tolist(),
@@ -145,14 +146,16 @@ def report_document(
     (``document_chunks``) asks for it, so a run of a million cases is never held twice."""
     if stream_cases and (layout != "rows" or case_limit is not None):
         raise ValueError("stream_cases: only the rows layout, without a case limit")
-    records: Any = iter_case_records(report) if stream_cases else case_records(report)
     obs = dict(report.observability_or_reason)
     held = None
-    if layout == "columns" and case_limit is not None and len(records) > case_limit:
+    if layout == "columns" and case_limit is not None and len(report.frame) > case_limit:
+        # Only the held cases are made into records (a million-case run's HTML holds a few thousand).
         positions, held = held_cases(report, case_limit)
-        records = [records[i] for i in positions]
+        records: Any = list(iter_case_records(report, positions))
         if not obs.get("skipped"):
-            obs["cases"] = [obs["cases"][i] for i in positions]
+            obs["cases"] = _points_of(report, obs["cases"], positions)
+    else:
+        records = iter_case_records(report) if stream_cases else case_records(report)
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "generator": {"name": report.generator.name, "version": report.generator.version},
@@ -169,6 +172,8 @@ def report_document(
         document["review"] = report.review
     if layout == "columns":
         document["cases"] = {**case_columns(records, text_cap, float_digits), "held": held}
+        if not obs.get("skipped") and held is None:
+            obs["cases"] = _points_of(report, obs["cases"], range(len(report.frame)))
         if not obs.get("skipped"):
             # Rows line up with the case table's rows, so the probe id is not repeated here.
             document["observability"] = {
@@ -180,6 +185,17 @@ def report_document(
                 },
             }
     return document
+
+
+def _points_of(report: Report, points: list[dict[str, Any]], positions: Iterable[int]) -> list[dict[str, Any]]:
+    """The observability points of the held cases, aligned with them: a point for every case (taken by position),
+    or a sample's points (taken by probe id; a case outside the sample has none: its values are null)."""
+    if len(points) == len(report.frame):
+        return [points[i] for i in positions]
+    by_id = {p["probe_id"]: p for p in points}
+    ids = report.frame["probe_id"].to_numpy()
+    none = dict.fromkeys(POINT_COLUMNS)
+    return [by_id.get(ids[i]) or {"probe_id": ids[i], **none} for i in positions]
 
 
 def held_cases(report: Report, limit: int) -> tuple[list[int], dict[str, Any]]:
@@ -284,6 +300,7 @@ def document_from_columns(document: Mapping[str, Any]) -> dict[str, Any]:
             "cases": [
                 {"probe_id": record["probe_id"], **dict(zip(points["columns"], row))}
                 for record, row in zip(records, points["rows"])
+                if row[0] is not None  # a case outside a sampled geometry has no point
             ],
         }
     return out
