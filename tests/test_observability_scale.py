@@ -89,9 +89,7 @@ def test_the_scatter_of_a_sampled_geometry_draws_the_samples_cases_at_their_poin
     frame = cases_frame(run)
     result = ob.observability(run, sample_above=1000, sample_size=600)
     fig = cluster_scatter(frame, result, color_by="outcome", cap=10_000)
-    drawn = {
-        pid: (x, y) for trace in fig.data for pid, x, y in zip((c[0] for c in trace.customdata), trace.x, trace.y)
-    }
+    drawn = {pid: (x, y) for trace in fig.data for pid, x, y in zip((c[0] for c in trace.customdata), trace.x, trace.y)}
     assert drawn == {c["probe_id"]: (c["scatter_x"], c["scatter_y"]) for c in result["cases"]}
     outcome = dict(zip(frame["probe_id"], frame["passed"]))
     for trace in fig.data:  # each drawn case in the trace of its own outcome

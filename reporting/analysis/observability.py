@@ -195,7 +195,9 @@ def stratified_sample(frame: pd.DataFrame, size: int, seed: int = 0) -> np.ndarr
     return np.sort(np.concatenate(chosen))
 
 
-def _sample_geometry(frame: pd.DataFrame, min_cases: int, seed: int, embedding: str, sample_size: int) -> dict[str, Any]:
+def _sample_geometry(
+    frame: pd.DataFrame, min_cases: int, seed: int, embedding: str, sample_size: int
+) -> dict[str, Any]:
     """The geometry of a stratified sample: its clusters, mutual information and points (``cases``: the sample's
     cases only, in the run's order)."""
     sample = stratified_sample(frame, sample_size, seed)
