@@ -131,6 +131,8 @@ def test_cases_are_made_a_chunk_at_a_time_and_indexed_like_a_list(tmp_path, monk
     assert cases.index(reference[20]) == 20
     wanted = [0, 6, 7, 8, 20, 29]  # across the chunks' edges
     assert list(cases.dumped(wanted)) == [reference[i].model_dump(mode="json") for i in wanted]
+    for wanted in (range(3, 17), [*range(9), 11, 12, 29]):  # rows that follow one another (a slice) and mixed
+        assert list(cases.dumped(wanted)) == [reference[i].model_dump(mode="json") for i in wanted]
     with pytest.raises(IndexError):
         cases[30]
     with pytest.raises(IndexError):

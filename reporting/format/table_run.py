@@ -84,15 +84,27 @@ class TableCases(Sequence[Case]):
         """The cases at ``positions`` (ascending) as ``case.model_dump(mode="json")`` gives them, made from the
         table's rows without a case object: every field in the schema's order (its default where the row has
         none), then the case's own extra fields. A writer of many cases takes this."""
-        start, records = 0, None
-        for i in positions:
-            if records is None or not start <= i < start + CHUNK:
-                start = int(i) - int(i) % CHUNK
-                records = self._records(start)
-            record = records[int(i) - start]
-            dumped = {name: record[name] if name in record else _default(name) for name in _FIELDS}
-            dumped.update((key, value) for key, value in record.items() if key not in _FIELD_SET)
-            yield dumped
+        for group in _groups(positions):
+            for record in self._rows_at(group):
+                dumped = {name: record[name] if name in record else _default(name) for name in _FIELDS}
+                dumped.update((key, value) for key, value in record.items() if key not in _FIELD_SET)
+                yield dumped
+
+    def _rows_at(self, group: list[int]) -> list[dict[str, Any]]:
+        """The case documents of the rows ``group`` (ascending): a slice when they follow one another, else only
+        those rows taken (a few thousand cases spread over a million: never every chunk made)."""
+        first, last = group[0], group[-1]
+        if last - first + 1 == len(group):
+            rows = self._rows.slice(first, len(group))
+        else:
+            import pyarrow as pa
+
+            rows = self._rows.take(pa.array(group, type=pa.int64()))
+        problems: list[Any] = []
+        records = case_records(rows, self.columnar.label, problems, first=first, ours=True)
+        if problems or len(records) != len(group):
+            raise ValueError(f"{self.columnar.label}: the case table's rows cannot be read back: {problems[:1]}")
+        return records
 
     def columns(self, names: Sequence[str]) -> Iterator[dict[str, Any]]:
         """Each case's ``names`` only (columns of the table: verdicts as judge -> verdict), read a column at a time:
@@ -115,6 +127,18 @@ class TableCases(Sequence[Case]):
 
     def __repr__(self) -> str:
         return f"<{len(self)} cases of {self.columnar.label!r} in a case table>"
+
+
+def _groups(positions: Iterable[int]) -> Iterator[list[int]]:
+    """``positions`` (ascending) in lists of at most CHUNK."""
+    group: list[int] = []
+    for i in positions:
+        group.append(int(i))
+        if len(group) == CHUNK:
+            yield group
+            group = []
+    if group:
+        yield group
 
 
 _DEFAULTS = {name: field.get_default(call_default_factory=True) for name, field in Case.model_fields.items()}
