@@ -84,24 +84,25 @@ class TableCases(Sequence[Case]):
         """The cases at ``positions`` (ascending) as ``case.model_dump(mode="json")`` gives them, made from the
         table's rows without a case object: every field in the schema's order (its default where the row has
         none), then the case's own extra fields. A writer of many cases takes this."""
-        for group in _groups(positions):
-            for record in self._rows_at(group):
+        wanted = [int(i) for i in positions]
+        rows = self._rows
+        if wanted and wanted[-1] - wanted[0] + 1 != len(wanted):
+            import pyarrow as pa
+
+            # Rows spread over the table (the HTML's held cases): taken once, into one table of only those rows.
+            rows, wanted = rows.take(pa.array(wanted, type=pa.int64())), list(range(len(wanted)))
+        for group in _groups(wanted):
+            for record in self._rows_at(rows, group):
                 dumped = {name: record[name] if name in record else _default(name) for name in _FIELDS}
                 dumped.update((key, value) for key, value in record.items() if key not in _FIELD_SET)
                 yield dumped
 
-    def _rows_at(self, group: list[int]) -> list[dict[str, Any]]:
-        """The case documents of the rows ``group`` (ascending): a slice when they follow one another, else only
-        those rows taken (a few thousand cases spread over a million: never every chunk made)."""
-        first, last = group[0], group[-1]
-        if last - first + 1 == len(group):
-            rows = self._rows.slice(first, len(group))
-        else:
-            import pyarrow as pa
-
-            rows = self._rows.take(pa.array(group, type=pa.int64()))
+    def _rows_at(self, rows: Any, group: list[int]) -> list[dict[str, Any]]:
+        """The case documents of the rows ``group`` of ``rows``, which follow one another."""
         problems: list[Any] = []
-        records = case_records(rows, self.columnar.label, problems, first=first, ours=True)
+        records = case_records(
+            rows.slice(group[0], len(group)), self.columnar.label, problems, first=group[0], ours=True
+        )
         if problems or len(records) != len(group):
             raise ValueError(f"{self.columnar.label}: the case table's rows cannot be read back: {problems[:1]}")
         return records
@@ -130,7 +131,7 @@ class TableCases(Sequence[Case]):
 
 
 def _groups(positions: Iterable[int]) -> Iterator[list[int]]:
-    """``positions`` (ascending) in lists of at most CHUNK."""
+    """``positions`` (ascending, following one another) in lists of at most CHUNK."""
     group: list[int] = []
     for i in positions:
         group.append(int(i))

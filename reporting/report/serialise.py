@@ -70,7 +70,8 @@ def case_records(report: Report) -> list[dict[str, Any]]:
 def iter_case_records(report: Report, rows: Optional[list[int]] = None) -> Iterator[dict[str, Any]]:
     """``case_records`` one at a time: a writer that encodes each as it comes never holds them all. ``rows``: only
     the kept cases at these positions of the case frame (the HTML's bounded case table), in that order."""
-    frame = report.frame if rows is None else report.frame.iloc[rows]
+    columns = ["severity_weight", "weighted_risk", "detected_failure_modes"]
+    frame = report.frame[columns] if rows is None else report.frame[columns].iloc[rows]
     for weight, weighted, detected, dumped in zip(
         frame["severity_weight"].tolist(),
         frame["weighted_risk"].tolist(),
