@@ -33,8 +33,10 @@ DIGITS = 6  # rounding of written floats, so output is byte-identical across run
 RESPONSE_WINDOW = 1000  # characters of the response that enter a case's text
 PERMUTATIONS = 200  # label shuffles behind each mutual information's null and p-value
 SIGNIFICANCE = 0.01  # the plain-language reading speaks only of MI with p below this
-SAMPLE_ABOVE = 100_000  # above this many cases, the embedding is fitted on a stratified sample
-SAMPLE_SIZE = 50_000  # the sample's size: the geometry is the sample's (every case assigned with assign_all=True)
+# Above this many cases, the geometry is fitted on, and is that of, a stratified sample of SAMPLE_SIZE cases (every
+# case assigned with assign_all=True): as many as the dashboard's scatter draws (render/figures.SCATTER_CAP).
+SAMPLE_ABOVE = 20_000
+SAMPLE_SIZE = 20_000
 CHUNK = 20_000  # cases embedded at a time when assigning a large run
 EMBEDDINGS = ("content", "with-labels")
 DEFAULT_EMBEDDING = "content"
@@ -167,7 +169,7 @@ def observability(
     ``sample_size``, and the geometry (clusters, mutual information, points) is the sample's; ``sampled`` says so.
     With ``assign_all`` every case is then assigned a cluster and a point by the fitted model, a chunk at a time (a
     million cases: a minute more, for a scatter that draws a few thousand points and mutual information that a
-    sample of 50,000 already measures to its third decimal)."""
+    sample of 20,000 already measures closely)."""
     with gc_paused():
         frame = as_frame(run_or_frame)
         if len(frame) > (SAMPLE_ABOVE if sample_above is None else sample_above):

@@ -26,6 +26,26 @@ def _objects(values: Any) -> pd.Series:
     return pd.Series(np.fromiter(values, dtype=object, count=len(values)), dtype=object, copy=False)
 
 
+def _shared_texts(column: Any) -> pd.Series:
+    """A text column as Python strings (None for a null), one ``str`` object per distinct text of each chunk, shared
+    by every row that holds it: a task, an input or a category repeated across a run's cases (a probe's prompt
+    over its generations, a suite over its repetitions) is held once, not once a case. The values are the same
+    strings as ``column.to_pylist()`` gives, element for element."""
+    import pyarrow.compute as pc
+
+    out = np.empty(len(column), dtype=object)
+    at = 0
+    for chunk in column.chunks:
+        encoded = pc.dictionary_encode(chunk)
+        texts = np.empty(len(encoded.dictionary) + 1, dtype=object)
+        texts[:-1] = encoded.dictionary.to_pylist()
+        texts[-1] = None  # a null's index is -1 below: the last entry
+        indices = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+        out[at : at + len(chunk)] = texts[indices]
+        at += len(chunk)
+    return pd.Series(out, dtype=object, copy=False)
+
+
 def _verdicts(rows: list[Optional[list[dict[str, Any]]]]) -> list[dict[str, Verdict]]:
     return [
         {
@@ -92,7 +112,9 @@ def table_columns(
             data[name] = _objects(_verdicts(column.to_pylist()))
         elif name in ("matched_safe_patterns", "matched_unsafe_patterns", "detected_failure_modes", "failure_modes"):
             data[name] = _objects(column.to_pylist())
-        else:
+        elif name == "probe_id":  # one a case: nothing to share
             data[name] = _objects(column.to_numpy(zero_copy_only=False))
+        else:
+            data[name] = _shared_texts(column)
     extras = tuple({k: v for k, v in fields.items() if k not in V3_FIELDS} for fields in parsed)
     return data, extras, positions
