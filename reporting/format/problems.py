@@ -109,6 +109,12 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
         chunks, total = [], 0
+        if stat.S_ISREG(info.st_mode) and 0 < info.st_size <= limit:
+            # A regular file at one read of its size (Linux reads up to 2 GB at once): the bytes as read, never
+            # joined from pieces into a second copy of the whole file. A file that grew goes on below.
+            first = os.read(fd, info.st_size)
+            chunks.append(first)
+            total = len(first)
         while True:
             chunk = os.read(fd, min(1 << 24, limit + 1 - total))
             if not chunk:
@@ -120,7 +126,7 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
                     f"more than {megabytes(limit)} read without reaching the end (the cap; raise it "
                     "with --max-file-mb or RUNLENS_MAX_FILE_MB)"
                 )
-        return b"".join(chunks)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
 
