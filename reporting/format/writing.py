@@ -58,12 +58,15 @@ def dumps_line(value: Any) -> str:
     return text if text.isascii() else _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
-def _encode(value: Any) -> bytes:
-    import msgspec
+_ENCODER: list[Any] = []  # msgspec's encoder, made at the first use (msgspec imported only then)
 
-    global _encode
-    _encode = msgspec.json.Encoder().encode
-    return _encode(value)
+
+def _encode(value: Any) -> bytes:
+    if not _ENCODER:
+        import msgspec
+
+        _ENCODER.append(msgspec.json.Encoder())
+    return _ENCODER[0].encode(value)
 
 
 def document_chunks(document: Mapping[str, Any], compact_head: bool = False) -> Iterator[str]:

@@ -211,7 +211,8 @@ def category_risk_box(frame: pd.DataFrame) -> go.Figure:
     if frame.empty:
         return empty_figure("Risk distribution by category", "No cases")
     fig = go.Figure()
-    groups = sorted(frame.groupby("category", observed=True), key=lambda kv: kv[0], reverse=True)
+    columns = frame[["category", "risk_score", "passed", "probe_id"]]  # what is drawn: never the texts copied
+    groups = sorted(columns.groupby("category", observed=True), key=lambda kv: kv[0], reverse=True)
     positions, axis = _name_axis([name for name, _ in groups])  # bottom-up: the first category on top
     for position, (name, group) in zip(positions, groups):
         risk = group["risk_score"].to_numpy(dtype=float)

@@ -21,7 +21,6 @@ from reporting._time import generated_at
 from reporting._version import __version__
 from reporting.analysis.filters import SEARCH_COLUMNS
 from reporting.analysis.judges import disagreements, judge_provenance
-from reporting.analysis.metrics import worst_first
 from reporting.analysis.registry import TRENDED
 from reporting.format.schema import SEVERITIES
 from reporting.render import compare_figures
@@ -196,10 +195,10 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
         "item_columns": ITEM_COLUMNS,
         "standing_columns": STANDING_COLUMNS,
         "failing_cap": HTML_FAILING_CAP,
-        "print_conversations": print_conversations(report.frame, worst_first(report.frame)),
+        "print_conversations": print_conversations(report.frame, report.worst_order),
         "print_cases": {
             "columns": PRINT_CASE_TABLE,
-            "rows": print_rows(report.frame, worst_first(report.frame), PRINT_CASE_CAP),
+            "rows": print_rows(report.frame, report.worst_order, PRINT_CASE_CAP),
             "total": report.shown,
             "cap": PRINT_CASE_CAP,
         },

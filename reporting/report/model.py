@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Optional
 
 import pandas as pd
@@ -82,6 +83,14 @@ class Report:
     judge_cards: JudgeCards = JudgeCards()  # each judge's measured validity (report/cards.py), shown by judge
     frameworks: Optional[FrameworkResults] = None  # every framework item's figures (report/frameworks.py)
     baseline: Optional[Mapping[str, Any]] = None  # the change against a baseline run (report/baseline.py), if given
+
+    @cached_property
+    def worst_order(self) -> Any:
+        """Positions of the kept cases in the worst-case order (``analysis.metrics.worst_first``), once a report:
+        the HTML's held cases, its printed cases and conversations all read it."""
+        from reporting.analysis.metrics import worst_first
+
+        return worst_first(self.frame)
 
     @property
     def error_count(self) -> int:

@@ -204,10 +204,8 @@ def held_cases(report: Report, limit: int) -> tuple[list[int], dict[str, Any]]:
     risk, up to ``limit``; their positions in the case table's order, and a description of the choice."""
     import numpy as np
 
-    from reporting.analysis.metrics import worst_first
-
     frame = report.frame
-    order = worst_first(frame)
+    order = report.worst_order
     failed = ~frame["passed"].to_numpy(dtype=bool)
     ranked = np.concatenate([order[failed[order]], order[~failed[order]]])
     kept = sorted(int(i) for i in ranked[:limit])
