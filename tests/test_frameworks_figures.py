@@ -225,3 +225,43 @@ def test_figures_of_case_objects_match_the_columns():
     assert figures_of_cases(cases) == figures_of(RUN)
     cases[0]["tags"] = ["owasp:llm09"]
     assert figures_of_cases(cases)["owasp-llm-2025"]["LLM09"]["n"] == 2
+
+
+def test_the_column_tally_equals_the_case_by_case_tally_on_messy_columns():
+    """framework_figures tallies groups by whole columns (pandas factorize, bincount); the case-by-case loop it
+    replaced is the reference, on columns of every odd value a file can bring: None, "", NaN, numpy bools, 0/1,
+    tags as lists, strings, nested or numbers, unknown severities, and a category that cannot be hashed."""
+    import random
+
+    import numpy as np
+
+    import reporting.analysis.frameworks as fw
+
+    rng = random.Random(7)
+    verdicts = [True, False, None, np.True_, np.False_, 1, 0, float("nan"), 2, "yes"]
+    categories = ["prompt_injection", "jailbreak", "", None, "toxicity", np.str_("jailbreak"), 5]
+    plugins = [None, "harmful:hate", "pii", "", "indirect-prompt-injection"]
+    tag_values = [None, [], ["owasp:llm01"], ["avid-effect:security:S0403", 3], "owasp:llm01", [["nested"]], ("a", "b")]
+    severities = ["low", "HIGH", "critical", None, "medium", "severe", 3]
+    for trial in range(40):
+        n = rng.randint(0, 300)
+        columns = {
+            "case_ids": [f"c{i}" for i in range(n)],
+            "passed": [rng.choice(verdicts) for _ in range(n)],
+            "severity": [rng.choice(severities) for _ in range(n)] if trial % 3 else None,
+            "category": [rng.choice(categories) for _ in range(n)] if trial % 4 else None,
+            "plugin": [rng.choice(plugins) for _ in range(n)] if trial % 2 else None,
+            "tags": [rng.choice(tag_values) for _ in range(n)] if trial % 5 else None,
+        }
+        if trial == 39:
+            columns["category"] = [["unhashable"]] * n  # the loop decides
+        args = (columns["case_ids"], columns["passed"])
+        kwargs = {k: columns[k] for k in ("severity", "category", "plugin", "tags")}
+        fast = fw.framework_figures(*args, **kwargs)
+        grouped = fw._grouped
+        try:
+            fw._grouped = fw._grouped_by_loop
+            slow = fw.framework_figures(*args, **kwargs)
+        finally:
+            fw._grouped = grouped
+        assert fast == slow, trial

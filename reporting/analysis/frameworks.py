@@ -133,6 +133,108 @@ class _Tally:
         self.worst = max(self.worst, other.worst)
 
 
+Keys = tuple[tuple[str, ...], Optional[str], Optional[str]]
+
+
+def _grouped_by_loop(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, _Tally]:
+    """The cases tallied per group of cases that share tags, plugin and category, one case at a time."""
+    # One pass over the cases, tallied per group of cases that share tags, plugin and category (a handful in a
+    # run); each group's tally is then added to the items the group maps to.
+    groups: dict[Keys, _Tally] = {}
+    for i in range(count):
+        key = (
+            _tag_list(tags[i]) if tags is not None else (),
+            _name(plugin[i]) if plugin is not None else None,
+            _name(category[i]) if category is not None else None,
+        )
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _Tally()
+        verdict = _verdict(passed[i])
+        if verdict is None:
+            group.errors += 1
+        elif verdict:
+            group.passed += 1
+        else:
+            group.failed += 1
+            group.failing.append(i)
+            if severity is not None:
+                group.worst = max(group.worst, rank.get(normalize_severity(severity[i]) or "", -1))
+    return groups
+
+
+def _codes(values: Sequence[Any], name: Any) -> tuple[Any, list[Any]]:
+    """Each value's code among its distinct values (-1: None or NaN) and what ``name`` makes of each distinct value;
+    a value that cannot be hashed raises TypeError."""
+    import numpy as np
+    import pandas as pd
+
+    column = np.fromiter(values, dtype=object, count=len(values))  # a tuple stays one value, never a row
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    return codes.astype(np.int64), [name(u) for u in uniques]
+
+
+def _grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, _Tally]:
+    """What ``_grouped_by_loop`` gives, by whole columns: each column's distinct values named once (a million cases
+    of a dozen categories: a dozen calls, not a million), the groups' counts by ``bincount``."""
+    import numpy as np
+
+    if count == 0:
+        return {}
+    verdict_codes, verdicts = _codes(passed, _verdict)
+    code_of: dict[Optional[bool], int] = {None: -1, False: 0, True: 1}
+    verdict_of: Any = np.array([code_of[v] for v in verdicts] + [code_of[_verdict(None)]], dtype=np.int64)
+    verdict = verdict_of[verdict_codes]  # code -1 (None, NaN) takes the last entry: no verdict
+    parts = []
+    for column in (tags, plugin, category):
+        if column is None:
+            parts.append(np.zeros(count, dtype=np.int64))
+            continue
+        if column is tags:
+            column = [_tag_list(t) for t in column]  # lists cannot be hashed; their string tuples can
+        codes, _ = _codes(column, lambda u: u)
+        parts.append(codes + 1)
+    key = np.zeros(count, dtype=np.int64)
+    for codes in parts:  # renumbered after each column: the combined key stays below the number of cases
+        key = np.unique(key * (int(codes.max()) + 1) + codes, return_inverse=True)[1].reshape(-1)
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    group = group.reshape(-1)
+    n_groups = len(first)
+    failed = np.flatnonzero(verdict == 0)
+    by_group = {
+        "passed": np.bincount(group[verdict == 1], minlength=n_groups),
+        "failed": np.bincount(group[failed], minlength=n_groups),
+        "errors": np.bincount(group[verdict == -1], minlength=n_groups),
+    }
+    worst = np.full(n_groups, -1, dtype=np.int64)
+    if severity is not None and len(failed):
+        severity_codes, names = _codes(severity, lambda u: rank.get(normalize_severity(u) or "", -1))
+        ranks = np.array(names + [rank.get(normalize_severity(None) or "", -1)], dtype=np.int64)[severity_codes]
+        np.maximum.at(worst, group[failed], ranks[failed])
+    failing_order = failed[np.argsort(group[failed], kind="stable")]  # by group, each in the cases' order
+    bounds = np.cumsum(by_group["failed"])
+    groups: dict[Keys, _Tally] = {}
+    for g, at in enumerate(first):
+        i = int(at)
+        tally = _Tally()
+        tally.passed, tally.failed, tally.errors = (int(by_group[k][g]) for k in ("passed", "failed", "errors"))
+        tally.worst = int(worst[g])
+        tally.failing = failing_order[bounds[g] - tally.failed : bounds[g]].tolist()
+        named = (
+            _tag_list(tags[i]) if tags is not None else (),
+            _name(plugin[i]) if plugin is not None else None,
+            _name(category[i]) if category is not None else None,
+        )
+        if named in groups:  # values that name the same group ("" and None are no category alike)
+            same = groups[named]
+            failing = sorted(same.failing + tally.failing)
+            same.add(tally)
+            same.failing = failing
+        else:
+            groups[named] = tally
+    return groups
+
+
 def framework_figures(
     case_ids: Sequence[Any],
     passed: Sequence[Any],
@@ -162,28 +264,10 @@ def framework_figures(
         if column is not None and len(column) != count:
             raise ValueError(f"framework_figures: {name} has {len(column)} values for {count} case ids")
     rank = {tier: i for i, tier in enumerate(SEVERITIES)}
-    # One pass over the cases, tallied per group of cases that share tags, plugin and category (a handful in a
-    # run); each group's tally is then added to the items the group maps to.
-    groups: dict[tuple[tuple[str, ...], Optional[str], Optional[str]], _Tally] = {}
-    for i in range(count):
-        key = (
-            _tag_list(tags[i]) if tags is not None else (),
-            _name(plugin[i]) if plugin is not None else None,
-            _name(category[i]) if category is not None else None,
-        )
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = _Tally()
-        verdict = _verdict(passed[i])
-        if verdict is None:
-            group.errors += 1
-        elif verdict:
-            group.passed += 1
-        else:
-            group.failed += 1
-            group.failing.append(i)
-            if severity is not None:
-                group.worst = max(group.worst, rank.get(normalize_severity(severity[i]) or "", -1))
+    try:
+        groups = _grouped(count, passed, severity, category, plugin, tags, rank)
+    except TypeError:  # a value that cannot be hashed where a name belongs: the loop below tells it as none
+        groups = _grouped_by_loop(count, passed, severity, category, plugin, tags, rank)
     tallies: dict[tuple[str, str], _Tally] = {}
     failing: dict[tuple[str, str], list[list[int]]] = {}
     for key, group in groups.items():
