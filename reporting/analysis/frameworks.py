@@ -13,7 +13,6 @@ the command line can parse ``--require`` without loading numpy or scipy.
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -281,6 +280,7 @@ def framework_figures(
                 if group.failing:
                     failing.setdefault(pair, []).append(group.failing)
     figures: dict[str, dict[str, dict[str, Any]]] = {}
+    names: list[Any] = []  # the case ids as text, made once when a first item has failing cases
     for framework in catalog.frameworks.values():
         rows = figures[framework.id] = {}
         for item in framework.items.values():
@@ -296,9 +296,25 @@ def framework_figures(
                 "pass_rate": proportion(tally.passed, n)[0],
                 "interval": proportion(tally.passed, n)[1],
                 "worst_failing_severity": SEVERITIES[tally.worst] if tally.worst >= 0 else None,
-                "failing_case_ids": [str(case_ids[i]) for i in heapq.merge(*failing.get((framework.id, item.id), ()))],
+                "failing_case_ids": _failing_ids(failing.get((framework.id, item.id), ()), case_ids, names),
             }
     return figures
+
+
+def _failing_ids(groups: Sequence[list[int]], case_ids: Sequence[Any], names: list[Any]) -> list[str]:
+    """The ids of an item's failing cases in the columns' order: its groups' positions (each group's ascending, no
+    position in two groups) merged, as text. ``names``: the ids as one array of text, made at the first call."""
+    import numpy as np
+
+    if not groups:
+        return []
+    if not names:
+        ids = np.fromiter(case_ids, dtype=object, count=len(case_ids))
+        if not all(type(i) is str for i in ids):
+            ids = np.fromiter((str(i) for i in ids), dtype=object, count=len(ids))
+        names.append(ids)
+    positions = groups[0] if len(groups) == 1 else np.sort(np.concatenate(groups), kind="stable")
+    return names[0][positions].tolist()
 
 
 def figures_of_cases(cases: Iterable[Any], catalog: Optional[Catalog] = None) -> dict[str, dict[str, dict[str, Any]]]:
