@@ -4,13 +4,12 @@ other way (a test compares the two frames on every sample, imported and hostile 
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
 
 import numpy as np
 import pandas as pd
 
-from reporting.format.parquet import V3_FIELDS
+from reporting.format.parquet import V3_FIELDS, plain_json
 from reporting.format.schema import Case, Limit, Message, Verdict
 from reporting.format.table_run import TableCases
 
@@ -49,9 +48,9 @@ def _shared_texts(column: Any) -> pd.Series:
 def _verdicts(rows: list[Optional[list[dict[str, Any]]]]) -> list[dict[str, Verdict]]:
     return [
         {
-            str(v["judge"]): Verdict.model_validate(
-                {"passed": v["passed"], "score": v["score"], "explanation": v["explanation"]}
-            )
+            # the columnar reader checked each verdict as the schema would (types, finite scores): built, not
+            # validated again (a test compares these frames with the per-record reader's, field for field)
+            str(v["judge"]): Verdict.model_construct(passed=v["passed"], score=v["score"], explanation=v["explanation"])
             for v in row
         }
         if row
@@ -89,7 +88,7 @@ def table_columns(
         table, given = table.filter(keep), given.filter(keep)
     n = table.num_rows
     extras_json = table.column("extra").to_pylist()
-    parsed = [json.loads(text) if text else {} for text in extras_json]
+    parsed = [plain_json(text) if text else {} for text in extras_json]
     del extras_json
     data: dict[str, Any] = {}
     any_fields = any(parsed)

@@ -246,6 +246,17 @@ def _json(label: str, path: str, raw: Any, problems: list[Problem]) -> Any:
     return value
 
 
+def plain_json(text: Union[str, bytes]) -> Any:
+    """JSON that RunLens wrote itself (the columnar reader's ``extra``), decoded by msgspec (2.6x ``json.loads``; the
+    same values), by ``json.loads`` where msgspec refuses it (a NaN written as such)."""
+    import msgspec
+
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return json.loads(text)
+
+
 def verdict_map(structs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """A row's verdicts (the table's list of structs) as the case document holds them: judge -> verdict."""
     return {
@@ -276,7 +287,7 @@ def case_records(
             case["verdicts"] = verdict_map(row["verdicts"])
         if row.get("extra"):
             before = len(problems)
-            extra = json.loads(row["extra"]) if ours else _json(label, f"cases[{i}].extra", row["extra"], problems)
+            extra = plain_json(row["extra"]) if ours else _json(label, f"cases[{i}].extra", row["extra"], problems)
             if len(problems) > before:
                 continue
             if isinstance(extra, dict):
