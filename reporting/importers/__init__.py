@@ -168,9 +168,11 @@ def _unknown(data: bytes) -> str:
 
 def run_models(data: bytes) -> list[str]:
     """The model of each run in a file that holds several (promptfoo with several providers); [] otherwise."""
-    if detect(data) != "promptfoo":
+    from reporting.importers.promptfoo import looks_like_promptfoo, read_promptfoo
+
+    # promptfoo's test first (a look at the head): the other tools' tests read a one-line document whole
+    if not looks_like_promptfoo(data) or detect(data) != "promptfoo":
         return []
-    from reporting.importers.promptfoo import read_promptfoo
 
     try:
         documents, _, _ = read_promptfoo(data, "")
