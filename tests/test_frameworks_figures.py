@@ -258,10 +258,10 @@ def test_the_column_tally_equals_the_case_by_case_tally_on_messy_columns():
         args = (columns["case_ids"], columns["passed"])
         kwargs = {k: columns[k] for k in ("severity", "category", "plugin", "tags")}
         fast = fw.framework_figures(*args, **kwargs)
-        grouped = fw._grouped
+        grouped = fw.grouped
         try:
-            fw._grouped = fw._grouped_by_loop
+            fw.grouped = fw.grouped_by_loop
             slow = fw.framework_figures(*args, **kwargs)
         finally:
-            fw._grouped = grouped
+            fw.grouped = grouped
         assert fast == slow, trial

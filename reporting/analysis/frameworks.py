@@ -13,7 +13,6 @@ the command line can parse ``--require`` without loading numpy or scipy.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,8 +27,9 @@ from reporting.analysis.framework_maps import (
     builtin_catalog,
     load_catalog,
 )
+from reporting.analysis.framework_tally import Tally, _name, _tag_list, failing_ids, grouped, grouped_by_loop
 from reporting.format.problems import InputError, Problem
-from reporting.format.severity import SEVERITIES, normalize_severity
+from reporting.format.severity import SEVERITIES
 
 __all__ = [
     "BUILTIN_ORDER",
@@ -63,17 +63,6 @@ def _get(case: Any, name: str) -> Any:
     return getattr(case, name, None)
 
 
-def _tag_list(value: Any) -> tuple[str, ...]:
-    if value is None or isinstance(value, (bytes, Mapping)):
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    try:
-        return tuple(t for t in value if isinstance(t, str))
-    except TypeError:
-        return ()
-
-
 def case_tags(case: Any) -> tuple[str, ...]:
     """A case's tool tags: its ``tags`` (attribute or key), else ``extra["tags"]``; only strings are kept."""
     tags = _get(case, "tags")
@@ -81,10 +70,6 @@ def case_tags(case: Any) -> tuple[str, ...]:
         extra = _get(case, "extra")
         tags = extra.get("tags") if isinstance(extra, Mapping) else None
     return _tag_list(tags)
-
-
-def _name(value: Any) -> Optional[str]:
-    return value if isinstance(value, str) and value else None
 
 
 def items_of(case: Any, catalog: Optional[Catalog] = None) -> dict[str, set[str]]:
@@ -95,143 +80,6 @@ def items_of(case: Any, catalog: Optional[Catalog] = None) -> dict[str, set[str]
 
 
 # --- the figures ----------------------------------------------------------------------------------------------
-
-
-def _verdict(value: Any) -> Optional[bool]:
-    """True / False from a bool, a numpy bool or 0/1; None for None, NaN, pandas NA or anything else."""
-    if isinstance(value, bool):
-        return value
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
-            value = value.item()
-        except (TypeError, ValueError):
-            return None
-        if isinstance(value, bool):
-            return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, float) and not math.isnan(value) and value in (0.0, 1.0):
-        return bool(value)
-    return None
-
-
-class _Tally:
-    """The counts of one group of cases (those sharing tags, plugin and category), or of one item."""
-
-    __slots__ = ("passed", "failed", "errors", "worst", "failing")
-
-    def __init__(self) -> None:
-        self.passed = self.failed = self.errors = 0
-        self.worst = -1
-        self.failing: list[int] = []  # positions of the failing cases
-
-    def add(self, other: _Tally) -> None:
-        self.passed += other.passed
-        self.failed += other.failed
-        self.errors += other.errors
-        self.worst = max(self.worst, other.worst)
-
-
-Keys = tuple[tuple[str, ...], Optional[str], Optional[str]]
-
-
-def _grouped_by_loop(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, _Tally]:
-    """The cases tallied per group of cases that share tags, plugin and category, one case at a time."""
-    # One pass over the cases, tallied per group of cases that share tags, plugin and category (a handful in a
-    # run); each group's tally is then added to the items the group maps to.
-    groups: dict[Keys, _Tally] = {}
-    for i in range(count):
-        key = (
-            _tag_list(tags[i]) if tags is not None else (),
-            _name(plugin[i]) if plugin is not None else None,
-            _name(category[i]) if category is not None else None,
-        )
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = _Tally()
-        verdict = _verdict(passed[i])
-        if verdict is None:
-            group.errors += 1
-        elif verdict:
-            group.passed += 1
-        else:
-            group.failed += 1
-            group.failing.append(i)
-            if severity is not None:
-                group.worst = max(group.worst, rank.get(normalize_severity(severity[i]) or "", -1))
-    return groups
-
-
-def _codes(values: Sequence[Any], name: Any) -> tuple[Any, list[Any]]:
-    """Each value's code among its distinct values (-1: None or NaN) and what ``name`` makes of each distinct value;
-    a value that cannot be hashed raises TypeError."""
-    import numpy as np
-    import pandas as pd
-
-    column = np.fromiter(values, dtype=object, count=len(values))  # a tuple stays one value, never a row
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    return codes.astype(np.int64), [name(u) for u in uniques]
-
-
-def _grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, _Tally]:
-    """What ``_grouped_by_loop`` gives, by whole columns: each column's distinct values named once (a million cases
-    of a dozen categories: a dozen calls, not a million), the groups' counts by ``bincount``."""
-    import numpy as np
-
-    if count == 0:
-        return {}
-    verdict_codes, verdicts = _codes(passed, _verdict)
-    code_of: dict[Optional[bool], int] = {None: -1, False: 0, True: 1}
-    verdict_of: Any = np.array([code_of[v] for v in verdicts] + [code_of[_verdict(None)]], dtype=np.int64)
-    verdict = verdict_of[verdict_codes]  # code -1 (None, NaN) takes the last entry: no verdict
-    parts = []
-    for column in (tags, plugin, category):
-        if column is None:
-            parts.append(np.zeros(count, dtype=np.int64))
-            continue
-        if column is tags:
-            column = [_tag_list(t) for t in column]  # lists cannot be hashed; their string tuples can
-        codes, _ = _codes(column, lambda u: u)
-        parts.append(codes + 1)
-    key = np.zeros(count, dtype=np.int64)
-    for codes in parts:  # renumbered after each column: the combined key stays below the number of cases
-        key = np.unique(key * (int(codes.max()) + 1) + codes, return_inverse=True)[1].reshape(-1)
-    _, first, group = np.unique(key, return_index=True, return_inverse=True)
-    group = group.reshape(-1)
-    n_groups = len(first)
-    failed = np.flatnonzero(verdict == 0)
-    by_group = {
-        "passed": np.bincount(group[verdict == 1], minlength=n_groups),
-        "failed": np.bincount(group[failed], minlength=n_groups),
-        "errors": np.bincount(group[verdict == -1], minlength=n_groups),
-    }
-    worst = np.full(n_groups, -1, dtype=np.int64)
-    if severity is not None and len(failed):
-        severity_codes, names = _codes(severity, lambda u: rank.get(normalize_severity(u) or "", -1))
-        ranks = np.array(names + [rank.get(normalize_severity(None) or "", -1)], dtype=np.int64)[severity_codes]
-        np.maximum.at(worst, group[failed], ranks[failed])
-    failing_order = failed[np.argsort(group[failed], kind="stable")]  # by group, each in the cases' order
-    bounds = np.cumsum(by_group["failed"])
-    groups: dict[Keys, _Tally] = {}
-    for g, at in enumerate(first):
-        i = int(at)
-        tally = _Tally()
-        tally.passed, tally.failed, tally.errors = (int(by_group[k][g]) for k in ("passed", "failed", "errors"))
-        tally.worst = int(worst[g])
-        tally.failing = failing_order[bounds[g] - tally.failed : bounds[g]].tolist()
-        named = (
-            _tag_list(tags[i]) if tags is not None else (),
-            _name(plugin[i]) if plugin is not None else None,
-            _name(category[i]) if category is not None else None,
-        )
-        if named in groups:  # values that name the same group ("" and None are no category alike)
-            same = groups[named]
-            failing = sorted(same.failing + tally.failing)
-            same.add(tally)
-            same.failing = failing
-        else:
-            groups[named] = tally
-    return groups
 
 
 def framework_figures(
@@ -264,10 +112,10 @@ def framework_figures(
             raise ValueError(f"framework_figures: {name} has {len(column)} values for {count} case ids")
     rank = {tier: i for i, tier in enumerate(SEVERITIES)}
     try:
-        groups = _grouped(count, passed, severity, category, plugin, tags, rank)
+        groups = grouped(count, passed, severity, category, plugin, tags, rank)
     except TypeError:  # a value that cannot be hashed where a name belongs: the loop below tells it as none
-        groups = _grouped_by_loop(count, passed, severity, category, plugin, tags, rank)
-    tallies: dict[tuple[str, str], _Tally] = {}
+        groups = grouped_by_loop(count, passed, severity, category, plugin, tags, rank)
+    tallies: dict[tuple[str, str], Tally] = {}
     failing: dict[tuple[str, str], list[list[int]]] = {}
     for key, group in groups.items():
         for framework_id, items in catalog.items_of(*key).items():
@@ -275,7 +123,7 @@ def framework_figures(
                 pair = (framework_id, item_id)
                 tally = tallies.get(pair)
                 if tally is None:
-                    tally = tallies[pair] = _Tally()
+                    tally = tallies[pair] = Tally()
                 tally.add(group)
                 if group.failing:
                     failing.setdefault(pair, []).append(group.failing)
@@ -284,7 +132,7 @@ def framework_figures(
     for framework in catalog.frameworks.values():
         rows = figures[framework.id] = {}
         for item in framework.items.values():
-            tally = tallies.get((framework.id, item.id)) or _Tally()
+            tally = tallies.get((framework.id, item.id)) or Tally()
             n = tally.passed + tally.failed
             rows[item.id] = {
                 "title": item.title,
@@ -296,25 +144,9 @@ def framework_figures(
                 "pass_rate": proportion(tally.passed, n)[0],
                 "interval": proportion(tally.passed, n)[1],
                 "worst_failing_severity": SEVERITIES[tally.worst] if tally.worst >= 0 else None,
-                "failing_case_ids": _failing_ids(failing.get((framework.id, item.id), ()), case_ids, names),
+                "failing_case_ids": failing_ids(failing.get((framework.id, item.id), ()), case_ids, names),
             }
     return figures
-
-
-def _failing_ids(groups: Sequence[list[int]], case_ids: Sequence[Any], names: list[Any]) -> list[str]:
-    """The ids of an item's failing cases in the columns' order: its groups' positions (each group's ascending, no
-    position in two groups) merged, as text. ``names``: the ids as one array of text, made at the first call."""
-    import numpy as np
-
-    if not groups:
-        return []
-    if not names:
-        ids = np.fromiter(case_ids, dtype=object, count=len(case_ids))
-        if not all(type(i) is str for i in ids):
-            ids = np.fromiter((str(i) for i in ids), dtype=object, count=len(ids))
-        names.append(ids)
-    positions = groups[0] if len(groups) == 1 else np.sort(np.concatenate(groups), kind="stable")
-    return names[0][positions].tolist()
 
 
 def figures_of_cases(cases: Iterable[Any], catalog: Optional[Catalog] = None) -> dict[str, dict[str, dict[str, Any]]]:

@@ -211,8 +211,8 @@ def category_risk_box(frame: pd.DataFrame) -> go.Figure:
     if frame.empty:
         return empty_figure("Risk distribution by category", "No cases")
     fig = go.Figure()
-    columns = frame[["category", "risk_score", "passed", "probe_id"]]  # what is drawn: never the texts copied
-    groups = sorted(columns.groupby("category", observed=True), key=lambda kv: kv[0], reverse=True)
+    drawn = frame[["category", "risk_score", "passed", "probe_id"]].groupby("category", observed=True)  # no texts
+    groups = sorted(drawn, key=lambda kv: kv[0], reverse=True)
     positions, axis = _name_axis([name for name, _ in groups])  # bottom-up: the first category on top
     for position, (name, group) in zip(positions, groups):
         risk = group["risk_score"].to_numpy(dtype=float)
@@ -325,10 +325,8 @@ def cluster_scatter(
         raise ValueError(f"color_by must be one of {COLOR_CHOICES}")
     points = pd.DataFrame(obs["cases"], columns=["probe_id", "cluster_id", "scatter_x", "scatter_y"])
     data = frame[["probe_id", "category", "severity", "passed", "risk_score", "task"]].reset_index(drop=True)
-    if len(points) == len(data):  # a point for every case, in the case table's order
-        data = pd.concat([data, points[["cluster_id", "scatter_x", "scatter_y"]]], axis=1)
-    else:  # a large run's geometry is its sample's: the sample's cases, in the run's order
-        data = data.merge(points, on="probe_id", how="inner", sort=False)
+    # a point for every case in the case table's order, else (a large run) the sample's cases' points, by probe id
+    data = pd.concat([data, points.iloc[:, 1:]], axis=1) if len(points) == len(data) else data.merge(points)
     data = data.iloc[scatter_sample(len(data), cap)]
     groups = {
         "cluster": data["cluster_id"].map(lambda c: f"cluster {c}"),

@@ -1,0 +1,180 @@
+"""The framework figures' tally (``reporting.analysis.frameworks.framework_figures``): the cases counted per group
+of cases that share tags, plugin and category, by whole columns (``grouped``) or one case at a time
+(``grouped_by_loop``: values that cannot be hashed, and the reference of the tests), and an item's failing case
+ids."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from reporting.format.severity import normalize_severity
+
+
+def _tag_list(value: Any) -> tuple[str, ...]:
+    if value is None or isinstance(value, (bytes, Mapping)):
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    try:
+        return tuple(t for t in value if isinstance(t, str))
+    except TypeError:
+        return ()
+
+
+def _name(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) and value else None
+
+
+def _verdict(value: Any) -> Optional[bool]:
+    """True / False from a bool, a numpy bool or 0/1; None for None, NaN, pandas NA or anything else."""
+    if isinstance(value, bool):
+        return value
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            return None
+        if isinstance(value, bool):
+            return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, float) and not math.isnan(value) and value in (0.0, 1.0):
+        return bool(value)
+    return None
+
+
+class Tally:
+    """The counts of one group of cases (those sharing tags, plugin and category), or of one item."""
+
+    __slots__ = ("passed", "failed", "errors", "worst", "failing")
+
+    def __init__(self) -> None:
+        self.passed = self.failed = self.errors = 0
+        self.worst = -1
+        self.failing: list[int] = []  # positions of the failing cases
+
+    def add(self, other: Tally) -> None:
+        self.passed += other.passed
+        self.failed += other.failed
+        self.errors += other.errors
+        self.worst = max(self.worst, other.worst)
+
+
+Keys = tuple[tuple[str, ...], Optional[str], Optional[str]]
+
+
+def grouped_by_loop(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, Tally]:
+    """The cases tallied per group of cases that share tags, plugin and category, one case at a time."""
+    # One pass over the cases, tallied per group of cases that share tags, plugin and category (a handful in a
+    # run); each group's tally is then added to the items the group maps to.
+    groups: dict[Keys, Tally] = {}
+    for i in range(count):
+        key = (
+            _tag_list(tags[i]) if tags is not None else (),
+            _name(plugin[i]) if plugin is not None else None,
+            _name(category[i]) if category is not None else None,
+        )
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = Tally()
+        verdict = _verdict(passed[i])
+        if verdict is None:
+            group.errors += 1
+        elif verdict:
+            group.passed += 1
+        else:
+            group.failed += 1
+            group.failing.append(i)
+            if severity is not None:
+                group.worst = max(group.worst, rank.get(normalize_severity(severity[i]) or "", -1))
+    return groups
+
+
+def _codes(values: Sequence[Any], name: Any) -> tuple[Any, list[Any]]:
+    """Each value's code among its distinct values (-1: None or NaN) and what ``name`` makes of each distinct value;
+    a value that cannot be hashed raises TypeError."""
+    import numpy as np
+    import pandas as pd
+
+    column = np.fromiter(values, dtype=object, count=len(values))  # a tuple stays one value, never a row
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    return codes.astype(np.int64), [name(u) for u in uniques]
+
+
+def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, Tally]:
+    """What ``grouped_by_loop`` gives, by whole columns: each column's distinct values named once (a million cases
+    of a dozen categories: a dozen calls, not a million), the groups' counts by ``bincount``."""
+    import numpy as np
+
+    if count == 0:
+        return {}
+    verdict_codes, verdicts = _codes(passed, _verdict)
+    code_of: dict[Optional[bool], int] = {None: -1, False: 0, True: 1}
+    verdict_of: Any = np.array([code_of[v] for v in verdicts] + [code_of[_verdict(None)]], dtype=np.int64)
+    verdict = verdict_of[verdict_codes]  # code -1 (None, NaN) takes the last entry: no verdict
+    parts = []
+    for column in (tags, plugin, category):
+        if column is None:
+            parts.append(np.zeros(count, dtype=np.int64))
+            continue
+        if column is tags:
+            column = [_tag_list(t) for t in column]  # lists cannot be hashed; their string tuples can
+        codes, _ = _codes(column, lambda u: u)
+        parts.append(codes + 1)
+    key = np.zeros(count, dtype=np.int64)
+    for codes in parts:  # renumbered after each column: the combined key stays below the number of cases
+        key = np.unique(key * (int(codes.max()) + 1) + codes, return_inverse=True)[1].reshape(-1)
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    group = group.reshape(-1)
+    n_groups = len(first)
+    failed = np.flatnonzero(verdict == 0)
+    by_group = {
+        "passed": np.bincount(group[verdict == 1], minlength=n_groups),
+        "failed": np.bincount(group[failed], minlength=n_groups),
+        "errors": np.bincount(group[verdict == -1], minlength=n_groups),
+    }
+    worst = np.full(n_groups, -1, dtype=np.int64)
+    if severity is not None and len(failed):
+        severity_codes, names = _codes(severity, lambda u: rank.get(normalize_severity(u) or "", -1))
+        ranks = np.array(names + [rank.get(normalize_severity(None) or "", -1)], dtype=np.int64)[severity_codes]
+        np.maximum.at(worst, group[failed], ranks[failed])
+    failing_order = failed[np.argsort(group[failed], kind="stable")]  # by group, each in the cases' order
+    bounds = np.cumsum(by_group["failed"])
+    groups: dict[Keys, Tally] = {}
+    for g, at in enumerate(first):
+        i = int(at)
+        tally = Tally()
+        tally.passed, tally.failed, tally.errors = (int(by_group[k][g]) for k in ("passed", "failed", "errors"))
+        tally.worst = int(worst[g])
+        tally.failing = failing_order[bounds[g] - tally.failed : bounds[g]].tolist()
+        named = (
+            _tag_list(tags[i]) if tags is not None else (),
+            _name(plugin[i]) if plugin is not None else None,
+            _name(category[i]) if category is not None else None,
+        )
+        if named in groups:  # values that name the same group ("" and None are no category alike)
+            same = groups[named]
+            failing = sorted(same.failing + tally.failing)
+            same.add(tally)
+            same.failing = failing
+        else:
+            groups[named] = tally
+    return groups
+
+
+def failing_ids(groups: Sequence[list[int]], case_ids: Sequence[Any], names: list[Any]) -> list[str]:
+    """The ids of an item's failing cases in the columns' order: its groups' positions (each group's ascending, no
+    position in two groups) merged, as text. ``names``: the ids as one array of text, made at the first call."""
+    import numpy as np
+
+    if not groups:
+        return []
+    if not names:
+        ids = np.fromiter(case_ids, dtype=object, count=len(case_ids))
+        if not all(type(i) is str for i in ids):
+            ids = np.fromiter((str(i) for i in ids), dtype=object, count=len(ids))
+        names.append(ids)
+    positions = groups[0] if len(groups) == 1 else np.sort(np.concatenate(groups), kind="stable")
+    return names[0][positions].tolist()
