@@ -87,9 +87,14 @@ def table_columns(
         positions = np.flatnonzero(keep.to_numpy(zero_copy_only=False)).astype(np.int64)
         table, given = table.filter(keep), given.filter(keep)
     n = table.num_rows
-    extras_json = table.column("extra").to_pylist()
-    parsed = [plain_json(text) if text else {} for text in extras_json]
-    del extras_json
+    # Each distinct extra (a garak probe's tags, strategy and plugin, repeated over its attempts) decoded once: the
+    # rows that hold the same text share one decoded value, which nothing changes.
+    decoded: dict[Any, Any] = {None: {}, "": {}}
+    parsed = [
+        decoded[text] if text in decoded else decoded.setdefault(text, plain_json(text))
+        for text in _shared_texts(table.column("extra"))
+    ]
+    del decoded
     data: dict[str, Any] = {}
     any_fields = any(parsed)
     for name in Case.model_fields:
@@ -115,5 +120,9 @@ def table_columns(
             data[name] = _objects(column.to_numpy(zero_copy_only=False))
         else:
             data[name] = _shared_texts(column)
-    extras = tuple({k: v for k, v in fields.items() if k not in V3_FIELDS} for fields in parsed)
+    unknown: dict[int, dict[str, Any]] = {}  # per decoded value (by identity: shared as the values are)
+    for fields in parsed:
+        if id(fields) not in unknown:
+            unknown[id(fields)] = {k: v for k, v in fields.items() if k not in V3_FIELDS}
+    extras = tuple(unknown[id(fields)] for fields in parsed)
     return data, extras, positions

@@ -61,7 +61,7 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
     except (OSError, FileTooLarge) as exc:
         label = name or str(source)
         return LoadResult(label, None, [unreadable(label, exc)])
-    if not data.strip():
+    if not data or data.isspace():  # (not data.strip(): a copy of the whole file when it ends in a newline)
         return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
     # A Parquet case table, or another tool's file (some are ZIP archives): recognised by content.
     imported = import_document(data, label, model)
