@@ -6,7 +6,7 @@ Stored figures describe the whole run, so drift is always checked on the whole r
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Optional
@@ -71,6 +71,17 @@ def compare_stored(path: str, stored: Any, recomputed: Any, found: list[DriftFin
         found.append(DriftFinding(path, stored, recomputed))
 
 
+class _Columns:
+    """Some columns of a run read by columns, read afresh each time they are iterated (a recount passes over them
+    once per tool figure, never holding a million rows at once)."""
+
+    def __init__(self, cases: TableCases, names: tuple[str, ...]) -> None:
+        self.cases, self.names = cases, names
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self.cases.columns(self.names)
+
+
 def drift(run: RunReport, frame: pd.DataFrame, metrics: Mapping[str, Any]) -> tuple[DriftFinding, ...]:
     """Where stored aggregate metrics, the figures another tool stored (``tool_figures``: garak's eval lines,
     promptfoo's stats, Inspect's scores) or stored weighted risks differ from the recomputed ones, run-level
@@ -83,7 +94,7 @@ def drift(run: RunReport, frame: pd.DataFrame, metrics: Mapping[str, Any]) -> tu
     tool_figures = (run.model_extra or {}).get("tool_figures")
     cases: Iterable[Any] = run.cases
     if tool_figures and isinstance(cases, TableCases):  # read by columns: the cases' JSON, no case object
-        cases = cases.columns(("probe_id", "probe_group", "passed", "verdicts"))  # what a recount reads
+        cases = _Columns(cases, ("probe_id", "probe_group", "passed", "verdicts"))  # what a recount reads
     for path, theirs, ours in recount(tool_figures, cases):
         if not _same(theirs, ours):
             found.append(DriftFinding(path, theirs, ours))

@@ -7,7 +7,7 @@ be traced back to the tool's own record.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Optional
 
 Recounted = tuple[str, Any, Any]  # (path, the tool's figure, the figure recounted from the cases)
@@ -106,7 +106,8 @@ def recount(tool_figures: Any, cases: Iterable[Any]) -> list[Recounted]:
     """Every stored tool figure of a run, with its recount from the cases."""
     if not isinstance(tool_figures, Mapping):
         return []
-    cases = list(cases)
+    if isinstance(cases, Iterator):  # one pass only: held for the several passes below (re-iterables are not)
+        cases = list(cases)
     found: list[Recounted] = []
     if isinstance(tool_figures.get("garak_eval"), list):
         found += garak_eval(tool_figures["garak_eval"], cases)
