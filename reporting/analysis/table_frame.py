@@ -46,17 +46,22 @@ def _shared_texts(column: Any) -> pd.Series:
 
 
 def _verdicts(rows: list[Optional[list[dict[str, Any]]]]) -> list[dict[str, Verdict]]:
-    return [
-        {
-            # the columnar reader checked each verdict as the schema would (types, finite scores): built, not
-            # validated again (a test compares these frames with the per-record reader's, field for field)
-            str(v["judge"]): Verdict.model_construct(passed=v["passed"], score=v["score"], explanation=v["explanation"])
-            for v in row
-        }
-        if row
-        else {}
-        for row in rows
-    ]
+    """Each row's verdicts, judge -> Verdict. The columnar reader checked each verdict as the schema would (types,
+    finite scores), so they are built, not validated again (a test compares these frames with the per-record
+    reader's, field for field); rows whose verdicts are the same (a detector's verdicts repeat over a run's
+    attempts) share one mapping, which nothing changes."""
+    made: dict[tuple, dict[str, Verdict]] = {}
+    out: list[dict[str, Verdict]] = []
+    for row in rows:
+        key = tuple((str(v["judge"]), v["passed"], v["score"], v["explanation"]) for v in row) if row else ()
+        found = made.get(key)
+        if found is None:
+            found = made[key] = {
+                judge: Verdict.model_construct(passed=passed, score=score, explanation=explanation)
+                for judge, passed, score, explanation in key
+            }
+        out.append(found)
+    return out
 
 
 def _v3(name: str, value: Any) -> Any:
