@@ -278,6 +278,7 @@ def case_records(
     verdicts = columns.get("verdicts") or [None] * table.num_rows
     extras = columns.get("extra") or [None] * table.num_rows
     cases = []
+    decoded: dict[str, Any] = {}  # the reader's own extra texts, decoded (read only: merged into a new dict)
     for i, values, row_verdicts, row_extra in zip(
         range(first, first + table.num_rows), zip(*(columns[c] for c in plain)), verdicts, extras
     ):
@@ -287,7 +288,10 @@ def case_records(
             case["verdicts"] = verdict_map(row["verdicts"])
         if row.get("extra"):
             before = len(problems)
-            extra = plain_json(row["extra"]) if ours else _json(label, f"cases[{i}].extra", row["extra"], problems)
+            if ours:  # each distinct text decoded once a chunk (a probe's tags repeat over its attempts)
+                extra = decoded.get(row["extra"]) or decoded.setdefault(row["extra"], plain_json(row["extra"]))
+            else:
+                extra = _json(label, f"cases[{i}].extra", row["extra"], problems)
             if len(problems) > before:
                 continue
             if isinstance(extra, dict):
