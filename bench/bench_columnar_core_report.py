@@ -46,7 +46,28 @@ TABLE = (
 
 # What the runs found beyond the table (profiles by py-spy from a scratch environment, on the 100k run).
 NOTES = """
-Findings (profiles by py-spy from a scratch environment, 17:58-18:37 UTC):
+What changed on 2026-11-27 (each a commit; resident memory read every 0.5 s with the main thread's stack, py-spy
+profiles from a scratch environment):
+
+- Export made a record of every case to keep 100,000 of them for the page: now only the held cases are made,
+  taken from the table by their rows (`TableCases.dumped`: Arrow's `take`, never every chunk). The worst-case
+  order is computed once a report (`Report.worst_order`, three engine passes before).
+- Observability above 20,000 cases is the stratified sample's geometry (20,000 cases, the dashboard scatter's cap):
+  embedding every case of a 1M run through the fitted TF-IDF/SVD took 60-80 s of `recompute` and `export`
+  (docs/metrics.md says what the sample covers; `assign_all=True` keeps the old way).
+- The case frame shares one `str` per distinct text of a table chunk (`table_frame._shared_texts`), one decoded
+  value per distinct `extra` text and one judge -> Verdict mapping per distinct row of verdicts. On this bench's
+  synthetic run the texts repeat a great deal (100,000 cases hold 24 distinct tasks, 250 inputs, 51 responses,
+  10,405 explanations), so its memory gain is larger than on a run whose every response differs; on the garak
+  import (bench_peers) the tags, strategies and verdicts repeat as they do in garak's own report.
+- One-line JSON (recompute's cases of a large run, every import) encoded by msgspec; a regular file read at one
+  read of its size (no second copy when the pieces were joined); an empty file told without copying the file
+  (`data.strip()` copied it when it ended in a newline).
+- A filter change: framework figures tallied by whole columns (`analysis/framework_tally.py`), failing case ids
+  taken from one array; the risk box groups four columns, not the whole frame.
+- A Parquet case table of several row groups is read a group at a time (the finding below).
+
+Findings of the first run (2026-11-25, profiles by py-spy from a scratch environment, 17:58-18:37 UTC):
 
 - A Parquet case table of more than one row group is refused by every verb and the dashboard: "not a readable
   Parquet file: Nested data conversions not implemented for chunked array outputs". `reporting/format/parquet.py`
