@@ -112,7 +112,7 @@ def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys,
         return {}
     verdict_codes, verdicts = _codes(passed, _verdict)
     code_of: dict[Optional[bool], int] = {None: -1, False: 0, True: 1}
-    verdict_of: Any = np.array([code_of[v] for v in verdicts] + [code_of[_verdict(None)]], dtype=np.int64)
+    verdict_of: Any = np.array([code_of[v] for v in verdicts] + [-1], dtype=np.int64)
     verdict = verdict_of[verdict_codes]  # code -1 (None, NaN) takes the last entry: no verdict
     parts = []
     for column in (tags, plugin, category):

@@ -206,15 +206,22 @@ def _sample_geometry(
     fitted = _observability(frame.iloc[sample], min_cases, seed, embedding)
     if fitted.get("skipped"):
         return fitted
+    return {**fitted, "sampled": _sampled(len(sample), len(frame), seed, every_case=False)}
+
+
+def _sampled(n: int, of: int, seed: int, every_case: bool) -> dict[str, Any]:
+    """What the output says of a sampled geometry."""
+    reach = (
+        "the model fitted on the sample assigns every case to a cluster and a point"
+        if every_case
+        else "the clusters, mutual information and points are the sample's"
+    )
     return {
-        **fitted,
-        "sampled": {
-            "n": int(len(sample)),
-            "of": int(len(frame)),
-            "method": "stratified by category and outcome in proportion to their shares (at least one case of each "
-            f"stratum), seed {seed}; the clusters, mutual information and points are the sample's",
-            "assigned": "sample",
-        },
+        "n": int(n),
+        "of": int(of),
+        "method": "stratified by category and outcome in proportion to their shares (at least one case of each "
+        f"stratum), seed {seed}; {reach}",
+        "assigned": "every case" if every_case else "sample",
     }
 
 
@@ -246,13 +253,7 @@ def _sampled_observability(
     result = _summaries(frame, labels, scatter, term_sums, np.asarray(vectorizer.get_feature_names_out()), seed)
     return {
         **_ordered({**result, "method": fitted["method"]}),
-        "sampled": {
-            "n": int(len(sample)),
-            "of": n,
-            "method": "stratified by category and outcome in proportion to their shares (at least one case of each "
-            f"stratum), seed {seed}; the model fitted on the sample assigns every case to a cluster and a point",
-            "assigned": "every case",
-        },
+        "sampled": _sampled(len(sample), n, seed, every_case=True),
     }
 
 

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
-from reporting.format.parquet import V3_FIELDS, plain_json
+from reporting.format.parquet import V3_FIELDS, plain_json_once
 from reporting.format.schema import Case, Limit, Message, Verdict
 from reporting.format.table_run import TableCases
 
@@ -92,14 +92,9 @@ def table_columns(
         positions = np.flatnonzero(keep.to_numpy(zero_copy_only=False)).astype(np.int64)
         table, given = table.filter(keep), given.filter(keep)
     n = table.num_rows
-    # Each distinct extra (a garak probe's tags, strategy and plugin, repeated over its attempts) decoded once: the
-    # rows that hold the same text share one decoded value, which nothing changes.
-    decoded: dict[Any, Any] = {None: {}, "": {}}
-    parsed = [
-        decoded[text] if text in decoded else decoded.setdefault(text, plain_json(text))
-        for text in _shared_texts(table.column("extra"))
-    ]
-    del decoded
+    decode = plain_json_once()  # each distinct extra decoded once, shared by the rows that hold it
+    parsed = [decode(text) for text in _shared_texts(table.column("extra"))]
+    del decode
     data: dict[str, Any] = {}
     any_fields = any(parsed)
     for name in Case.model_fields:

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -257,6 +258,18 @@ def plain_json(text: Union[str, bytes]) -> Any:
         return json.loads(text)
 
 
+def plain_json_once() -> Callable[[Optional[str]], Any]:
+    """``plain_json`` that decodes each distinct text once ({} for none): rows with the same ``extra`` (a garak
+    probe's tags, strategy and plugin over its attempts) share one decoded value, which nothing changes."""
+    decoded: dict[Optional[str], Any] = {None: {}, "": {}}
+
+    def decode(text: Optional[str]) -> Any:
+        found = decoded.get(text)
+        return found if found is not None else decoded.setdefault(text, plain_json(text))  # type: ignore[arg-type]
+
+    return decode
+
+
 def verdict_map(structs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """A row's verdicts (the table's list of structs) as the case document holds them: judge -> verdict."""
     return {
@@ -278,7 +291,7 @@ def case_records(
     verdicts = columns.get("verdicts") or [None] * table.num_rows
     extras = columns.get("extra") or [None] * table.num_rows
     cases = []
-    decoded: dict[str, Any] = {}  # the reader's own extra texts, decoded (read only: merged into a new dict)
+    decode = plain_json_once()  # the reader's own extra texts (read only: merged into a new dict)
     for i, values, row_verdicts, row_extra in zip(
         range(first, first + table.num_rows), zip(*(columns[c] for c in plain)), verdicts, extras
     ):
@@ -288,10 +301,7 @@ def case_records(
             case["verdicts"] = verdict_map(row["verdicts"])
         if row.get("extra"):
             before = len(problems)
-            if ours:  # each distinct text decoded once a chunk (a probe's tags repeat over its attempts)
-                extra = decoded.get(row["extra"]) or decoded.setdefault(row["extra"], plain_json(row["extra"]))
-            else:
-                extra = _json(label, f"cases[{i}].extra", row["extra"], problems)
+            extra = decode(row["extra"]) if ours else _json(label, f"cases[{i}].extra", row["extra"], problems)
             if len(problems) > before:
                 continue
             if isinstance(extra, dict):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Union, overload
+from typing import Any, Optional, Union, overload
 
 from reporting.format.columnar_checks import ColumnarRun
 from reporting.format.parquet import case_records, verdict_map
@@ -43,11 +43,14 @@ class TableCases(Sequence[Case]):
     def __len__(self) -> int:
         return self.table.num_rows
 
-    def _records(self, start: int) -> list[dict[str, Any]]:
-        """The case documents of the chunk of rows from ``start``."""
+    def _records(self, start: int, rows: Any = None, count: Optional[int] = None) -> list[dict[str, Any]]:
+        """The case documents of ``count`` rows (a chunk) from ``start`` (of the case table, or of ``rows`` taken
+        from it)."""
+        rows = self._rows if rows is None else rows
+        count = min(CHUNK if count is None else count, rows.num_rows - start)
         problems: list[Any] = []
-        records = case_records(self._rows.slice(start, CHUNK), self.columnar.label, problems, first=start, ours=True)
-        if problems or len(records) != min(CHUNK, len(self) - start):
+        records = case_records(rows.slice(start, count), self.columnar.label, problems, first=start, ours=True)
+        if problems or len(records) != count:
             raise ValueError(f"{self.columnar.label}: the case table's rows cannot be read back: {problems[:1]}")
         return records
 
@@ -85,27 +88,19 @@ class TableCases(Sequence[Case]):
         table's rows without a case object: every field in the schema's order (its default where the row has
         none), then the case's own extra fields. A writer of many cases takes this."""
         wanted = [int(i) for i in positions]
-        rows = self._rows
-        if wanted and wanted[-1] - wanted[0] + 1 != len(wanted):
+        if not wanted:
+            return
+        rows, first = self._rows, wanted[0]
+        if wanted[-1] - first + 1 != len(wanted):
             import pyarrow as pa
 
             # Rows spread over the table (the HTML's held cases): taken once, into one table of only those rows.
-            rows, wanted = rows.take(pa.array(wanted, type=pa.int64())), list(range(len(wanted)))
-        for group in _groups(wanted):
-            for record in self._rows_at(rows, group):
+            rows, first = rows.take(pa.array(wanted, type=pa.int64())), 0
+        for start in range(first, first + len(wanted), CHUNK):
+            for record in self._records(start, rows, min(CHUNK, first + len(wanted) - start)):
                 dumped = {name: record[name] if name in record else _default(name) for name in _FIELDS}
                 dumped.update((key, value) for key, value in record.items() if key not in _FIELD_SET)
                 yield dumped
-
-    def _rows_at(self, rows: Any, group: list[int]) -> list[dict[str, Any]]:
-        """The case documents of the rows ``group`` of ``rows``, which follow one another."""
-        problems: list[Any] = []
-        records = case_records(
-            rows.slice(group[0], len(group)), self.columnar.label, problems, first=group[0], ours=True
-        )
-        if problems or len(records) != len(group):
-            raise ValueError(f"{self.columnar.label}: the case table's rows cannot be read back: {problems[:1]}")
-        return records
 
     def columns(self, names: Sequence[str]) -> Iterator[dict[str, Any]]:
         """Each case's ``names`` only (columns of the table: verdicts as judge -> verdict), read a column at a time:
@@ -128,18 +123,6 @@ class TableCases(Sequence[Case]):
 
     def __repr__(self) -> str:
         return f"<{len(self)} cases of {self.columnar.label!r} in a case table>"
-
-
-def _groups(positions: Iterable[int]) -> Iterator[list[int]]:
-    """``positions`` (ascending, following one another) in lists of at most CHUNK."""
-    group: list[int] = []
-    for i in positions:
-        group.append(int(i))
-        if len(group) == CHUNK:
-            yield group
-            group = []
-    if group:
-        yield group
 
 
 _DEFAULTS = {name: field.get_default(call_default_factory=True) for name, field in Case.model_fields.items()}

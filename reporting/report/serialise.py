@@ -149,12 +149,11 @@ def report_document(
         raise ValueError("stream_cases: only the rows layout, without a case limit")
     obs = dict(report.observability_or_reason)
     held = None
+    positions: Iterable[int] = range(len(report.frame))
     if layout == "columns" and case_limit is not None and len(report.frame) > case_limit:
         # Only the held cases are made into records (a million-case run's HTML holds a few thousand).
         positions, held = held_cases(report, case_limit)
         records: Any = list(iter_case_records(report, positions))
-        if not obs.get("skipped"):
-            obs["cases"] = _points_of(report, obs["cases"], positions)
     else:
         records = iter_case_records(report) if stream_cases else case_records(report)
     document: dict[str, Any] = {
@@ -173,9 +172,8 @@ def report_document(
         document["review"] = report.review
     if layout == "columns":
         document["cases"] = {**case_columns(records, text_cap, float_digits), "held": held}
-        if not obs.get("skipped") and held is None:
-            obs["cases"] = _points_of(report, obs["cases"], range(len(report.frame)))
         if not obs.get("skipped"):
+            obs["cases"] = _points_of(report, obs["cases"], positions)
             # Rows line up with the case table's rows, so the probe id is not repeated here.
             document["observability"] = {
                 **{k: v for k, v in obs.items() if k != "cases"},
