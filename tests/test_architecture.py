@@ -163,6 +163,29 @@ def test_import_reporting_loads_nothing_heavy():
     assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "HEAVY:", done.stdout + done.stderr
 
 
+def test_the_dashboard_and_the_figures_load_neither_scikit_learn_nor_scipy_stats():
+    """scikit-learn (2 s) is imported when a geometry is computed, scipy.stats (1.6 s) when a paired test runs:
+    not when the dashboard's pages, the report builder or the statistics module load."""
+    code = (
+        "import sys, reporting.ui.pages, reporting.report.build, reporting.analysis.stats as s\n"
+        "assert s.t_interval(0.5, 0.1, 12) is not None\n"
+        "print(','.join(m for m in ('sklearn', 'scipy.stats') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "", done.stdout + done.stderr
+
+
+def test_the_t_quantile_is_scipy_stats_own():
+    from scipy import stats as sps
+
+    from reporting.analysis.stats import t_interval
+
+    for n in (2, 3, 10, 31, 1000, 10**6):
+        for confidence in (0.8, 0.9, 0.95, 0.99):
+            half = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) * (2.0 / n**0.5)
+            assert t_interval(1.0, 2.0, n, confidence) == [1.0 - half, 1.0 + half]
+
+
 def test_the_cli_default_min_cases_is_the_analysis_one():
     from reporting.analysis.observability import DEFAULT_MIN_CASES
     from reporting.commands import DEFAULT_MIN_CASES as CLI_DEFAULT

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from reporting.analysis.compare import run_fingerprint
+from reporting.format import columnar
 from reporting.format.columnar import _count_in_file, read_table
 from reporting.format.parquet import case_table
 from reporting.format.reading import load_document
@@ -170,6 +171,36 @@ def test_hostile_texts_are_handed_back_or_read_alike(tmp_path, text):
         assert fast is None
     else:  # the per-record reader took it (a BOM): then both must give the same cases
         assert fast is None or fast.table.column("probe_id").equals(case_table(slow.run).column("probe_id"))
+
+
+def _mixed(document):
+    """Chunks of every kind in one document (at seven cases a chunk): explicit nulls in the first, an extra field
+    in the second, verdicts in the fifth, the rest with no key Arrow's schema does not name."""
+    document = _with_error(document)  # version 2; cases 4 and 5 with nulls
+    document["cases"][12]["latency_ms"] = 12
+    document["cases"][30]["verdicts"] = {"judge": {"passed": True, "score": 0.5}}
+    return document
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 60])
+def test_a_document_parsed_a_chunk_at_a_time_in_threads_is_read_alike(tmp_path, monkeypatch, chunk):
+    """Chunks whose every key the schema names skip decoding each case's keys; the others decode them: one run
+    mixing both is the per-record reader's, whatever the chunk size (``columnar.CHUNK``)."""
+    monkeypatch.setattr(columnar, "CHUNK", chunk)
+    fast, slow = _compare(tmp_path, _mixed(BASE))
+    assert slow.ok, slow.problems
+    assert_read_alike(fast, slow)
+    assert fast.table.column("extra").to_pylist()[12] == '{"latency_ms": 12}'
+
+
+@pytest.mark.parametrize("where", [2, 20, 59])
+def test_a_duplicated_key_in_any_chunk_is_handed_back(tmp_path, monkeypatch, where):
+    monkeypatch.setattr(columnar, "CHUNK", 7)
+    text = json.dumps(BASE)
+    probe = BASE["cases"][where]["probe_id"]
+    text = text.replace(f'"probe_id": "{probe}"', f'"probe_id": "{probe}", "probe_id": "{probe}"', 1)
+    fast, slow = _compare(tmp_path, None, text)
+    assert slow.problems and fast is None
 
 
 def test_a_key_left_out_cannot_be_made_up_by_a_text_that_looks_like_it(tmp_path):

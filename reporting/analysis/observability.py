@@ -1,7 +1,7 @@
 """Observability geometry: a TF-IDF + SVD embedding of the cases, KMeans clusters, mutual
 information between clusters and category / severity / outcome, and a 2-D scatter.
 
-These are exploratory statistics for review, not evidence of causal structure.
+Exploratory statistics for review, not evidence of causal structure. scikit-learn is imported when one is computed.
 """
 
 from __future__ import annotations
@@ -13,11 +13,6 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.cluster import KMeans
-from sklearn.decomposition import TruncatedSVD
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics import mutual_info_score, normalized_mutual_info_score
-from sklearn.preprocessing import normalize
 
 from reporting._gc import gc_paused
 from reporting.analysis.metrics import as_frame
@@ -49,14 +44,11 @@ EMBEDDING_TEXT = {
 }
 
 
+_BUCKETS = ((0.25, "risk_low"), (0.5, "risk_moderate"), (0.75, "risk_elevated"))  # (below, name); else risk_high
+
+
 def risk_bucket(risk: float) -> str:
-    if risk < 0.25:
-        return "risk_low"
-    if risk < 0.5:
-        return "risk_moderate"
-    if risk < 0.75:
-        return "risk_elevated"
-    return "risk_high"
+    return next((name for below, name in _BUCKETS if risk < below), "risk_high")
 
 
 def case_texts(frame: pd.DataFrame, embedding: str = DEFAULT_EMBEDDING) -> list[str]:
@@ -229,6 +221,8 @@ def _sampled_observability(
     frame: pd.DataFrame, min_cases: int, seed: int, embedding: str, sample_size: int
 ) -> dict[str, Any]:
     """Fit on a stratified sample, then assign and project every case through the fitted model in chunks."""
+    from sklearn.preprocessing import normalize
+
     n = len(frame)
     sample = stratified_sample(frame, sample_size, seed)
     fitted = _observability(frame.iloc[sample], min_cases, seed, embedding, keep_models=True)
@@ -260,6 +254,11 @@ def _sampled_observability(
 def _observability(
     frame: pd.DataFrame, min_cases: int, seed: int, embedding: str, keep_models: bool = False
 ) -> dict[str, Any]:
+    from sklearn.cluster import KMeans
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.preprocessing import normalize
+
     n = len(frame)
     if n < min_cases:
         return {"skipped": True, "reason": f"{n} case(s); observability needs at least {min_cases}"}
@@ -332,6 +331,8 @@ def _summaries(
     frame: pd.DataFrame, labels: np.ndarray, scatter: np.ndarray, term_sums: np.ndarray, terms: np.ndarray, seed: int
 ) -> dict[str, Any]:
     """Mutual information with its nulls, the cluster table and every case's cluster and point."""
+    from sklearn.metrics import mutual_info_score, normalized_mutual_info_score
+
     n = len(frame)
 
     outcome = np.where(frame["passed"].to_numpy(dtype=bool), "pass", "fail")

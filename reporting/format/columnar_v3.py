@@ -5,7 +5,9 @@ into the columns ``reporting.format.parquet.case_table`` gives them: ``verdicts`
 
 A document's cases are read twice per chunk, both times over the raw case slices: by Arrow's JSON parser (the
 format's fields it can type: texts, numbers, ``tags``, ``judged_turn``; a key given twice is an error there) and by
-msgspec into each case's keys with their values as raw bytes. From those raw values: a case's fields beyond the
+msgspec into each case's keys with their values as raw bytes (skipped for a chunk Arrow parses refusing any key
+its schema does not name: no extras there, nothing nested; a case's keys are then decoded only where a null needs
+them). From those raw values: a case's fields beyond the
 format's (free-form extras) are read by the strict JSON decoder and screened as the per-record reader screens them;
 verdicts are decoded by msgspec into typed structs (a verdict's own extra fields are refused), and a key given
 twice in them (msgspec keeps the last) is found by counting the keys of the bytes against the keys decoded;
@@ -31,7 +33,7 @@ from reporting.format.schema import MAX_INTEGER, Case
 
 _V2 = ("error", "verdicts", "probe_group", "source_id")
 _V3 = ("messages", "judged_turn", "strategy", "plugin", "limit", "tags")
-_NESTED = ("verdicts", "messages", "limit")  # read from the raw bytes, not by Arrow
+NESTED = ("verdicts", "messages", "limit")  # read from the raw bytes, not by Arrow
 _DECODE = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
 
@@ -94,7 +96,7 @@ def case_keys(lines: bytes, raws: list) -> list[dict[str, Raw]]:
 _KEYS = msgspec.json.Decoder(dict[str, Raw])
 
 
-def nested(label: str, version: int, batch, raws: list, keys: list, explicit: dict[str, int]):
+def nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int]):
     """``_nested``; an Arrow error (a batch's texts beyond what one array holds, say) hands the run back."""
     import pyarrow as pa
 
@@ -104,28 +106,33 @@ def nested(label: str, version: int, batch, raws: list, keys: list, explicit: di
         raise NotMine from None
 
 
-def _nested(label: str, version: int, batch, raws: list, keys: list, explicit: dict[str, int]):
+def _nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int]):
     """``batch`` (Arrow's parse of the cases ``raws``, whose keys are ``keys``) with verdicts, messages and limit
     read from the raw bytes, and ``extra``: the JSON of a case's fields beyond the format's, null without any.
-    ``explicit`` counts, per name of ``CHECKED``, the cases whose null is written ``null`` (not left out)."""
+    ``explicit`` counts, per name of ``CHECKED``, the cases whose null is written ``null`` (not left out).
+    ``keys`` None: Arrow's schema names every key of these cases and none is one of ``NESTED`` (no extras, nothing
+    nested), and a case's keys are decoded only where a null needs them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     n = batch.num_rows
-    if len(keys) != n:
+    if keys is not None and len(keys) != n:
         raise NotMine
     for name in CHECKED:
         column = batch.column(name)
         if column.null_count:  # a case where Arrow read null and the key is there: the key's value is null
-            cases = map(keys.__getitem__, pc.indices_nonzero(pc.is_null(column)).to_pylist())
+            rows = pc.indices_nonzero(pc.is_null(column)).to_pylist()
+            cases = map(keys.__getitem__, rows) if keys is not None else (_KEYS.decode(raws[i]) for i in rows)
             explicit[name] = explicit.get(name, 0) + sum(map(operator.contains, cases, itertools.repeat(name)))
     known = case_names(version)
     extras: list[Optional[str]] = [None] * n
-    for i in [i for i, case in enumerate(keys) if not known.issuperset(case)]:
+    for i in [i for i, case in enumerate(keys) if not known.issuperset(case)] if keys is not None else ():
         extras[i] = _extras(label, version, raws[i])
     found: dict[str, tuple[list[int], list]] = {}
-    for name in _NESTED:
-        if name in known:
+    for name in NESTED:
+        if keys is None:
+            found[name] = ([], [])
+        elif name in known:
             rows = [i for i, case in enumerate(keys) if name in case]
             if name != "verdicts":  # null: no conversation, no limit (a null verdicts is refused by msgspec)
                 rows = [i for i in rows if not _is_null(keys[i][name])]

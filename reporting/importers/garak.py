@@ -46,7 +46,7 @@ def looks_like_garak(data: bytes) -> bool:
     if b'"entry_type"' in text[:200]:
         return True
     end = text.find(b"\n")
-    if b'"entry_type"' not in (text if end < 0 else text[:end]):
+    if text.find(b'"entry_type"', 0, len(text) if end < 0 else end) < 0:  # (searched in place: no copy of the line)
         return False
     first = first_object(text)
     return first is not None and isinstance(first.get("entry_type"), str)

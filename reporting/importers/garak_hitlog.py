@@ -26,11 +26,13 @@ def looks_like_hitlog(data: bytes) -> bool:
     line read whole, however long (a multi-turn hit holds the whole conversation: 11 KB and more), never by a
     fixed head: the keys come after the prompt and the output."""
     text = data.lstrip()
-    end = text.find(b"\n")
-    line = text if end < 0 else text[:end]
-    if not line.startswith(b"{") or not all(b'"%s"' % k.encode() in line for k in HITLOG_KEYS):
+    if not text.startswith(b"{"):
         return False
-    first = first_object(line)
+    end = text.find(b"\n")
+    end = len(text) if end < 0 else end
+    if not all(text.find(b'"%s"' % k.encode(), 0, end) >= 0 for k in HITLOG_KEYS):  # in place: no copy of the line
+        return False
+    first = first_object(text[:end])
     return first is not None and "entry_type" not in first and all(k in first for k in HITLOG_KEYS)
 
 
