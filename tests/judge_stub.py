@@ -140,6 +140,16 @@ class StubJudge:
             self.admitted += 0 if dying else 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        left = [False]
+
+        def reply(*args) -> None:
+            # A request stops being in flight before its answer is sent: the client may send its next one as soon
+            # as it reads this one, before this thread could count it out.
+            with self.lock:
+                self.in_flight -= 1
+            left[0] = True
+            self._reply(handler, *args)
+
         try:
             if dying:  # the server dies: this connection is dropped, and nothing listens any more
                 handler.close_connection = True
@@ -150,16 +160,16 @@ class StubJudge:
                 return
             time.sleep(self.delay)
             if action and action[0] == "status":
-                self._reply(handler, action[1], b'{"error": "stub"}', action[2] if len(action) > 2 else None)
+                reply(action[1], b'{"error": "stub"}', action[2] if len(action) > 2 else None)
                 return
             if action and action[0] == "echo_auth":  # a server that echoes the request's headers in its error
                 echoed = {"error": f"invalid credentials: {handler.headers.get('Authorization')}"}
-                self._reply(handler, action[1], json.dumps(echoed).encode())
+                reply(action[1], json.dumps(echoed).encode())
                 return
             if action and action[0] == "sleep":
                 time.sleep(action[1])
             if action and action[0] == "body":
-                self._reply(handler, 200, action[1])
+                reply(200, action[1])
                 return
             messages = body["messages"]
             if action and action[0] == "answer":
@@ -169,12 +179,13 @@ class StubJudge:
             else:
                 content = verdict_text(self.fmt, self.rule(judged_response(self.fmt, messages)))
             choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-            reply = {"id": "stub", "object": "chat.completion", "model": body.get("model"), "choices": [choice]}
-            self._reply(handler, 200, json.dumps(reply).encode())
+            completion = {"id": "stub", "object": "chat.completion", "model": body.get("model"), "choices": [choice]}
+            reply(200, json.dumps(completion).encode())
             with self.lock:
                 self.answered += 1
         except OSError:  # the client went away (a timeout): nothing to answer
             pass
         finally:
             with self.lock:
-                self.in_flight -= 1
+                if not left[0]:
+                    self.in_flight -= 1
