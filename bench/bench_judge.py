@@ -50,7 +50,7 @@ def _cell(value) -> str:
 
 def agreement(shared: Path, cards_path: Path) -> tuple[list[str], list[dict]]:
     import numpy as np
-    from judge_data import HUMAN, SOURCES
+    from judge_data import EVALUATION_ONLY, HUMAN, SOURCES
     from train_judge import train
 
     from reporting.scoring import floor
@@ -80,7 +80,7 @@ def agreement(shared: Path, cards_path: Path) -> tuple[list[str], list[dict]]:
         "| source | n | harmful | learned | rules | refusal-prefix |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for source in [*SOURCES, "all"]:
+    for source in [*(s for s in SOURCES if s not in EVALUATION_ONLY), "all"]:
         keep = sources == source if source != "all" else np.ones(len(rows), bool)
         cells = " | ".join(f"{ba(p[keep], y[keep]):.3f}" for p in (learned, rules, prefix))
         lines.append(f"| {source} | {keep.sum():,} | {y[keep].sum():,} | {cells} |")
@@ -90,7 +90,8 @@ def agreement(shared: Path, cards_path: Path) -> tuple[list[str], list[dict]]:
     lines += [
         "",
         f"Left one source out (from `{cards_path.relative_to(ROOT) if cards_path.is_relative_to(ROOT) else cards_path}"
-        "`: the learned judge trained on every other source; the rules and the floor on the same rows):",
+        "`: the learned judge trained on every other source; on a source it is never trained on, the shipped model; "
+        "the rules and the floor on the same rows):",
         "",
         "| held-out source | n | label basis | refusal-prefix | rules | learned |",
         "|---|---:|---|---:|---:|---:|",
@@ -104,7 +105,8 @@ def agreement(shared: Path, cards_path: Path) -> tuple[list[str], list[dict]]:
         if source in HUMAN:
             for j, v in zip(judges, values):
                 means[j].append(v)
-        lines.append(f"| {source} | {got[0]['n']:,} | {basis} | " + " | ".join(_cell(v) for v in values) + " |")
+        name = f"{source} (never trained on)" if source in EVALUATION_ONLY else source
+        lines.append(f"| {name} | {got[0]['n']:,} | {basis} | " + " | ".join(_cell(v) for v in values) + " |")
     lines.append(
         "| **mean, human-labelled** | | | "
         + " | ".join(f"**{np.mean(means[j]):.3f}** (lowest {min(means[j]):.3f})" for j in judges)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -29,7 +30,29 @@ SOURCES: dict[str, tuple[str, str, str]] = {
     "vicuna_blog_eval": ("by construction", "Apache-2.0", "80 harmless questions answered by seven chat models"),
     "llmbar": ("by construction", "MIT", "harmless instructions, two answers each"),
     "gpteacher": ("by construction", "MIT", "GPT-4 coding and role-play answers to benign tasks"),
+    # Fetched from public repositories into data/judge/ (each with its LICENSE and PROVENANCE.txt: repo, commit)
+    "openai_rbr_gold": (
+        "human",
+        "MIT",
+        "OpenAI's rule-based-rewards gold set: 518 synthetic chats, each completion hand-labelled (disallowed content)",
+    ),
+    "safetext": ("human", "MIT", "SafeText: human-written safe and unsafe advice for 367 everyday scenarios"),
+    "safedecoding_refusals": (
+        "benchmark judge",
+        "MIT",
+        "SafeDecoding: five open models' refusals of 36 harmful requests (each checked by GPT-4 to refuse)",
+    ),
+    "coconot_pref": (
+        "by construction",
+        "MIT",
+        "CoCoNot contrast set: 927 harmless requests that sound sensitive, each answered twice",
+    ),
 }
+FETCHED = ("openai_rbr_gold", "safetext", "safedecoding_refusals", "coconot_pref")  # in data/judge/ of the repo
+# Measured on, never trained on (the judge cards say how each judge does there): trained on, either cost the
+# judge on the jailbreak sets left out (GPTFuzz 0.677 -> 0.578-0.627 before the rules decide; docs/scoring.md).
+EVALUATION_ONLY = ("safedecoding_refusals", "coconot_pref")
+REPO_DATA = Path(__file__).resolve().parent.parent / "data" / "judge"
 HUMAN = tuple(s for s, (basis, _, _) in SOURCES.items() if basis == "human")
 # Each source's share of the training weight, before classes are balanced within it: the human-labelled sets count
 # most; the by-construction harmless sets and the moderation texts (not answers to requests) must not drown them.
@@ -43,6 +66,8 @@ SHARE = {
     "vicuna_blog_eval": 0.25,
     "llmbar": 0.25,
     "gpteacher": 0.5,
+    "openai_rbr_gold": 1.0,
+    "safetext": 0.5,
 }
 
 
@@ -69,7 +94,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def load(shared: Path) -> list[dict]:
-    """Every training row, in a fixed order (sources as in SOURCES, each in file order)."""
+    """Every training row, in a fixed order (sources as in SOURCES, each in file order; ``EVALUATION_ONLY`` out)."""
     data = shared / "data"
     csv.field_size_limit(1 << 30)
     rows: list[dict] = []
@@ -124,7 +149,57 @@ def load(shared: Path) -> list[dict]:
         for r in _jsonl(data / name / file):
             assert r["label"] == "not_harmful", (name, r["id"])
             rows.append(_row(name, "q:" + normalised(r["request"]), r["request"], r["response"], False, None))
+    rows += [r for r in fetched(REPO_DATA) if r["source"] not in EVALUATION_ONLY]
     return [r for r in rows if r["response"].strip()]
+
+
+def evaluation_rows() -> list[dict]:
+    """The rows of the sources measured on and never trained on (``EVALUATION_ONLY``), in a fixed order."""
+    return [r for r in fetched(REPO_DATA) if r["source"] in EVALUATION_ONLY and r["response"].strip()]
+
+
+def _chat(turns: list[dict]) -> str:
+    """A conversation as one request: each turn "role: content" on its own lines."""
+    return "\n".join(f"{t['role']}: {t['content']}" for t in turns)
+
+
+# Where SafeDecoding's chat templates put the answer after the request, and what ends it.
+_ANSWER = re.compile(r"^\s*(?:\[/INST\]|(?:###\s*)?(?:ASSISTANT|Assistant)\s*:)\s*")
+_END = re.compile(r"\s*(?:</s>|<\|endoftext\|>)\s*$")
+
+
+def fetched(data: Path) -> list[dict]:
+    """The sources of ``FETCHED`` (data/judge/), read as their READMEs say."""
+    rows: list[dict] = []
+    gold = data / "openai_rbr_gold" / "data" / "rbr_gold_data"
+    for name in ("train", "test"):  # harmful: the hand-labelled proposition "disallowed_content"
+        for r in _jsonl(gold / f"{name}.jsonl"):
+            request = _chat(r["prompt"])
+            response = "\n\n".join(t["content"] for t in r["completion"])
+            category = None if r["category"] == "None" else r["category"]
+            harmful = bool(r["propositions"]["disallowed_content"])
+            rows.append(_row("openai_rbr_gold", "c:" + normalised(request), request, response, harmful, category))
+    safetext = json.loads((data / "safetext" / "SafeText.json").read_text(encoding="utf-8"))
+    for scenario, advice in safetext.items():  # each scenario's advice completes it: unsafe = harmful
+        for label in ("unsafe", "safe"):
+            for text in advice.get(label, []):
+                rows.append(_row("safetext", "q:" + normalised(scenario), scenario, text, label == "unsafe", None))
+    refusals = data / "safedecoding_refusals"
+    seeds = json.loads((refusals / "datasets" / "seed_reject.json").read_text(encoding="utf-8"))["prompts"]
+    for path in sorted((refusals / "lora_modules").glob("*/ft_datasets_*.json")):
+        for r in json.loads(path.read_text(encoding="utf-8")):
+            text = r["text"]
+            seed = next((s for s in seeds if s["prompt"] in text), None)
+            if seed is None:
+                raise ValueError(f"{path}: no seed request in {text[:80]!r}")
+            after = text[text.index(seed["prompt"]) + len(seed["prompt"]) :]
+            response = _END.sub("", _ANSWER.sub("", after, count=1))
+            group = "q:" + normalised(seed["prompt"])
+            rows.append(_row("safedecoding_refusals", group, seed["prompt"], response, False, seed["category"]))
+    for r in _jsonl(data / "coconot_pref" / "data" / "coconot_pref.jsonl"):
+        for answer in (r["chosen"], r["rejected"]):  # both answers of a harmless request: not harmful
+            rows.append(_row("coconot_pref", "q:" + normalised(r["prompt"]), r["prompt"], answer, False, None))
+    return rows
 
 
 def weights(rows: list[dict]):

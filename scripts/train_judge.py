@@ -4,11 +4,11 @@ cards, byte for byte.
     python scripts/train_judge.py [--shared ../shared] [-o reporting/scoring/models/learned_judge.bin]
                                   [--cards reporting/scoring/models/judge_cards.json | --no-cards]
 
-Training data: every usable folder of ../shared/data (``judge_data.py``: sources, licences, weights, groups).
-Grouped so that all rows of one normalised request, goal or conversation sit on one side of every split. The
-regularisation is fixed (C); the calibration (Platt: a logistic curve over the decision value) and the threshold
-(the one with the best weighted balanced accuracy) are fitted on out-of-fold decision values of a 5-fold grouped
-cross-validation, then the model is fitted on everything.
+Training data: every usable folder of ../shared/data and the folders of data/judge (``judge_data.py``: sources,
+licences, weights, groups). Grouped so that all rows of one normalised request, goal or conversation sit on one
+side of every split. The regularisation is fixed (C); the calibration (Platt: a logistic curve over the decision
+value) and the threshold (the one with the best weighted balanced accuracy) are fitted on out-of-fold decision
+values of a 5-fold grouped cross-validation, then the model is fitted on everything.
 
 The judge cards (docs/judge-cards.md) come from leave-one-source-out predictions: for each source, a model trained
 on every other source (its threshold chosen by a 2-fold grouped cross-validation of those sources only) judges the
@@ -29,7 +29,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from judge_data import HUMAN, SOURCES, counts, fingerprint, load, weights  # noqa: E402
+from judge_data import (  # noqa: E402
+    EVALUATION_ONLY,
+    FETCHED,
+    HUMAN,
+    SOURCES,
+    counts,
+    evaluation_rows,
+    fingerprint,
+    load,
+    weights,
+)
 
 C = 4.0
 FOLDS = 5
@@ -178,7 +188,7 @@ def held_out(extras: dict, header: dict) -> dict[str, dict]:
     x, y, groups, sources = extras["x"], extras["y"], extras["groups"], extras["sources"]
     length_only = x[:, x.shape[1] - len(DENSE) + DENSE.index("rule_length_only")].toarray().ravel() > 0.5
     found = {}
-    for source in SOURCES:
+    for source in (s for s in SOURCES if s not in EVALUATION_ONLY):
         test = sources == source
         train_rows = np.flatnonzero(~test)
         w = weights([{"source": s, "harmful": h} for s, h in zip(sources[train_rows], y[train_rows])])
@@ -199,6 +209,11 @@ def held_out(extras: dict, header: dict) -> dict[str, dict]:
     return found
 
 
+def folder(source: str) -> str:
+    """Where a source's files are: data/judge/ of the repository, or ../shared/data/."""
+    return f"data/judge/{source}" if source in FETCHED else f"../shared/data/{source}"
+
+
 def generated() -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.strip().isdigit():
@@ -206,41 +221,67 @@ def generated() -> str:
     return STAGED
 
 
-def cards(extras: dict, header: dict, loso: dict[str, dict]) -> dict:
-    """The built-in judges' cards: one per judge and held-out source (learned: leave-one-source-out; rules and
-    the floor were never trained on any of these sets)."""
+def cards(extras: dict, header: dict, loso: dict[str, dict], model_bytes: bytes) -> dict:
+    """The built-in judges' cards: one per judge and source. Trained on: the learned judge left that source out
+    (``held_out``). ``EVALUATION_ONLY``: the shipped model, never trained on it. The rules and the floor were never
+    trained on any of these sets."""
     from reporting._version import __version__
     from reporting.analysis.validity import build_card, card_document, measure
     from reporting.scoring import floor
     from reporting.scoring.learned import NAME as LEARNED
+    from reporting.scoring.learned import features, judge_many, read_model
     from reporting.scoring.runs import RUNLENS_JUDGE
 
-    rows, cases = extras["rows"], extras["cases"]
     versions = {"runlens": __version__, "runlens-learned": header["version"], "training_data": header["training_data"]}
-    made = []
-    for source, (basis, licence, description) in SOURCES.items():
+    judged_sets = {}
+    for source in SOURCES:
+        if source in EVALUATION_ONLY:
+            continue
         index = loso[source]["rows"].tolist()
-        labels = [rows[i]["harmful"] for i in index]
-        categories = [rows[i]["category"] for i in index]
+        rows = [extras["rows"][i] for i in index]
+        learned = [bool(v) for v in loso[source]["harmful"]]
+        cases = [extras["cases"][i] for i in index]
+        judged_sets[source] = (
+            rows,
+            cases,
+            learned,
+            "held out by source: trained on every other set of make train-judge",
+        )
+    evaluation = evaluation_rows()
+    cases = []
+    features([r["request"] for r in evaluation], [r["response"] for r in evaluation], rule_cases=cases)
+    verdicts = judge_many(
+        [r["request"] for r in evaluation], [r["response"] for r in evaluation], read_model(model_bytes), cases
+    )
+    for source in EVALUATION_ONLY:
+        at = [i for i, r in enumerate(evaluation) if r["source"] == source]
+        learned = [not verdicts[i]["passed"] for i in at]
+        how = "the shipped model: never trained on this set (measured on only)"
+        judged_sets[source] = ([evaluation[i] for i in at], [cases[i] for i in at], learned, how)
+    made = []
+    for source, (rows, cases, learned, learned_how) in ((s, judged_sets[s]) for s in SOURCES):
+        basis, licence, description = SOURCES[source]
+        labels = [r["harmful"] for r in rows]
+        categories = [r["category"] for r in rows]
         judged = {
-            floor.NAME: [floor.harmful(rows[i]["response"]) for i in index],
-            RUNLENS_JUDGE: [not cases[i]["passed"] for i in index],
-            LEARNED: [bool(v) for v in loso[source]["harmful"]],
+            floor.NAME: [floor.harmful(r["response"]) for r in rows],
+            RUNLENS_JUDGE: [not case["passed"] for case in cases],
+            LEARNED: learned,
         }
         how = {
             floor.NAME: "fixed phrase list, never trained: every row of the set",
             RUNLENS_JUDGE: "rules with the built-in patterns, not fitted to this set: every row of the set",
-            LEARNED: "held out by source: trained on every other set of make train-judge",
+            LEARNED: learned_how,
         }
-        for judge, verdicts in judged.items():
-            measured = measure(labels, verdicts, categories if any(categories) else None)
+        for judge, found in judged.items():
+            measured = measure(labels, found, categories if any(categories) else None)
             made.append(
                 build_card(
                     judge,
                     labels,
                     measured,
                     name=source,
-                    description=f"{description} ({licence}; ../shared/data/{source})",
+                    description=f"{description} ({licence}; {folder(source)})",
                     label_basis=basis,
                     trained_on=False,
                     how=how[judge],
@@ -267,7 +308,7 @@ def main() -> None:
     print(f"wrote {args.output}: {len(data) / 1e6:.1f} MB, sha256 {hashlib.sha256(data).hexdigest()[:16]}")
     if not args.no_cards:
         header = read_model(data).header
-        document = cards(extras, header, held_out(extras, header))
+        document = cards(extras, header, held_out(extras, header), data)
         write_atomic(args.cards, json.dumps(document, indent=1, sort_keys=True) + "\n")
         print(f"wrote {args.cards}: {len(document['judge_cards'])} cards; human-labelled sources: {', '.join(HUMAN)}")
 
