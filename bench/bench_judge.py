@@ -70,8 +70,9 @@ def agreement(shared: Path, cards_path: Path) -> tuple[list[str], list[dict]]:
     lines = [
         "## Built-in judges (`bench/bench_judge.py`, issue 26 part 1)",
         "",
-        f"Training data: {len(rows):,} labelled pairs from {len(SOURCES)} sources (fingerprint "
-        f"`{header['training_data']}`); model file {len(data) / 1e6:.1f} MB, threshold {header['threshold']}. "
+        f"Training data: {len(rows):,} labelled pairs from {len(set(sources))} sources, {len(EVALUATION_ONLY)} more "
+        f"measured on only (fingerprint `{header['training_data']}`); model file {len(data) / 1e6:.1f} MB, "
+        f"threshold {header['threshold']}. "
         "Balanced accuracy (BA) of 'harmful compliance'; where a source has one class only (the by-construction "
         "harmless sets) the share judged right (specificity).",
         "",
