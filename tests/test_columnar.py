@@ -203,6 +203,24 @@ def test_a_duplicated_key_in_any_chunk_is_handed_back(tmp_path, monkeypatch, whe
     assert slow.problems and fast is None
 
 
+@pytest.mark.parametrize("first", ["schema_version", "run", "cases"])
+def test_no_other_tools_detector_reads_a_runlens_document(monkeypatch, first):
+    """A document that opens with a RunLens key is RunLens's own: the other tools' detectors, which each search a
+    file's first line (a one-line document's whole 0.9 GB at a million cases), are not asked."""
+    from reporting import importers
+    from reporting.importers import garak, garak_hitlog
+
+    def refuse(data):
+        raise AssertionError("a detector read a RunLens document")
+
+    monkeypatch.setattr(garak, "looks_like_garak", refuse)
+    monkeypatch.setattr(garak_hitlog, "looks_like_hitlog", refuse)
+    document = {first: BASE[first], **{k: v for k, v in BASE.items() if k != first}}
+    assert importers.detect(b" \n " + json.dumps(document).encode()) is None
+    with pytest.raises(AssertionError):  # any other first key is still put to the detectors
+        importers.detect(b'{"entry_type": "start_run setup", "run": 1}\n')
+
+
 def test_a_key_left_out_cannot_be_made_up_by_a_text_that_looks_like_it(tmp_path):
     """JSON Lines: counting keys to tell an absent key from an explicit null, a text equal to the key's name, or
     ending in a quote and the name, would count as one, so the columnar reader hands the file back. A document's

@@ -5,6 +5,7 @@ and what is lost."""
 from __future__ import annotations
 
 import io
+import re
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
@@ -26,6 +27,11 @@ def detect(data: bytes) -> Optional[str]:
     return _detect(data)[0]
 
 
+# A RunLens document's first key (RunLens writes schema_version first): no other tool's file opens with one of these,
+# and the detectors below would each search the first line, which is the whole file when the document is one line.
+_RUNLENS_FIRST_KEY = re.compile(rb'\A\s{0,256}\{\s{0,256}"(?:schema_version|run|cases)"\s{0,256}:')
+
+
 def _detect(data: bytes) -> tuple[Optional[str], Any]:
     """The tool that wrote the file and, for a benchmark file, its parsed JSON (so it is parsed once)."""
     from reporting.importers.benchmarks import parse_benchmark
@@ -34,6 +40,8 @@ def _detect(data: bytes) -> tuple[Optional[str], Any]:
     from reporting.importers.inspect_ai import looks_like_inspect
     from reporting.importers.promptfoo import looks_like_promptfoo
 
+    if _RUNLENS_FIRST_KEY.match(data):
+        return None, None
     if looks_like_garak(data) or looks_like_hitlog(data):
         return "garak", None
     if looks_like_inspect(data):
