@@ -184,7 +184,7 @@ def _span(data: bytes, raw_cases: Any) -> tuple[int, int]:
 def _parse_known(lines: bytes, schema, count: int):
     """(``_parse`` of the cases, whether every key of every case is a field of ``schema``): parsed refusing any
     other key first, then, where one is there (or the parse failed), ignoring it."""
-    try:  # (a nested field's inner keys are not in the schema either: such a chunk fails at its first case)
+    try:  # (a nested field's inner keys are not in the schema either: such a chunk's first parse stops at its first)
         return _parse(lines, schema, count, unknown="error"), True
     except NotMine:
         return _parse(lines, schema, count), False
