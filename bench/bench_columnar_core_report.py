@@ -66,6 +66,17 @@ profiles from a scratch environment):
 - A filter change: framework figures tallied by whole columns (`analysis/framework_tally.py`), failing case ids
   taken from one array; the risk box groups four columns, not the whole frame.
 - A Parquet case table of several row groups is read a group at a time (the finding below).
+- (20:20 column) A JSON document is parsed two chunks ahead in threads of their own (Arrow's parser runs without
+  Python's lock) while the main thread reads the previous chunk's keys; a chunk Arrow parses refusing any key its
+  schema does not name has no extras and nothing nested, and skips msgspec's decoding of every case's keys; the
+  garak and hit-log detectors search a one-line document's first line in place instead of copying it (894 MB,
+  twice); scikit-learn and scipy.stats are imported when used, not when the dashboard opens (3.8 s to 1.7 s of
+  imports). `load_run` of the 1M file alone: 20.3 s to 10.2 s. The dashboard's open is now about 10 s of reading
+  and 5.3 s of `make_run_data` (the case frame 3.6 s of it) and 1.6 s of the first view.
+- (21:08 column, measurement only) The dashboard on 10M cases: stopped at the bench's 9 GB cap, after 131 s on
+  the Parquet table (read a row group at a time, then the case frame) and after 34 s on the 9 GB JSON Lines file
+  (read whole into memory first, as the finding below says). Neither opens within the target's 4 GB: the
+  dashboard still builds a pandas case frame of every case.
 
 Findings of the first run (2026-11-25, profiles by py-spy from a scratch environment, 17:58-18:37 UTC):
 
