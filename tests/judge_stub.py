@@ -140,14 +140,15 @@ class StubJudge:
             self.admitted += 0 if dying else 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        left = [False]
+        left = False
 
         def reply(*args) -> None:
             # A request stops being in flight before its answer is sent: the client may send its next one as soon
             # as it reads this one, before this thread could count it out.
+            nonlocal left
             with self.lock:
                 self.in_flight -= 1
-            left[0] = True
+            left = True
             self._reply(handler, *args)
 
         try:
@@ -187,5 +188,5 @@ class StubJudge:
             pass
         finally:
             with self.lock:
-                if not left[0]:
+                if not left:
                     self.in_flight -= 1

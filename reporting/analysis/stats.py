@@ -61,13 +61,11 @@ def mcnemar(b: int, c: int) -> dict:
     n = b + c
     if n == 0:
         return {"b": b, "c": c, "p_value": 1.0, "method": "no discordant pairs"}
-    if n < 25:
-        from scipy import stats as sps
-
-        p = min(1.0, 2.0 * float(sps.binom.cdf(min(b, c), n, 0.5)))
-        return {"b": b, "c": c, "p_value": p, "method": "exact binomial"}
     from scipy import stats as sps
 
+    if n < 25:
+        p = min(1.0, 2.0 * float(sps.binom.cdf(min(b, c), n, 0.5)))
+        return {"b": b, "c": c, "p_value": p, "method": "exact binomial"}
     statistic = (abs(b - c) - 1) ** 2 / n
     return {
         "b": b,

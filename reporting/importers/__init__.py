@@ -34,14 +34,14 @@ _RUNLENS_FIRST_KEY = re.compile(rb'\A\s{0,256}\{\s{0,256}"(?:schema_version|run|
 
 def _detect(data: bytes) -> tuple[Optional[str], Any]:
     """The tool that wrote the file and, for a benchmark file, its parsed JSON (so it is parsed once)."""
+    if _RUNLENS_FIRST_KEY.match(data):  # (before the detectors are even imported)
+        return None, None
     from reporting.importers.benchmarks import parse_benchmark
     from reporting.importers.garak import looks_like_garak
     from reporting.importers.garak_hitlog import looks_like_hitlog
     from reporting.importers.inspect_ai import looks_like_inspect
     from reporting.importers.promptfoo import looks_like_promptfoo
 
-    if _RUNLENS_FIRST_KEY.match(data):
-        return None, None
     if looks_like_garak(data) or looks_like_hitlog(data):
         return "garak", None
     if looks_like_inspect(data):
