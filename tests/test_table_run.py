@@ -39,6 +39,9 @@ def assert_same_run(path: Path, by_columns: bool = True) -> bool:
     assert fast.run.model_extra == slow.run.model_extra
     assert list(fast.run.cases) == list(slow.run.cases)
     assert [c.model_extra for c in fast.run.cases] == [c.model_extra for c in slow.run.cases]
+    dumped = list(fast.run.cases.dumped(range(len(fast.run.cases))))  # made a column at a time (table_records)
+    assert dumped == [c.model_dump(mode="json") for c in slow.run.cases]
+    assert [list(d) for d in dumped] == [list(c.model_dump(mode="json")) for c in slow.run.cases]  # key order too
     pd.testing.assert_frame_equal(cases_frame(fast.run), cases_frame(slow.run))
     pd.testing.assert_frame_equal(error_frame(fast.run), error_frame(slow.run))
     assert aggregate_metrics(fast.run) == aggregate_metrics(slow.run)
@@ -165,3 +168,55 @@ def test_cases_asked_for_from_several_threads_are_each_the_case_asked(tmp_path, 
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+def test_rows_made_a_column_at_a_time_are_the_rows_made_one_by_one():
+    """``table_records.dumped_rows`` against the per-row way (``case_records`` then ``dump_row``) on a table with
+    nulls in optional columns, verdicts (none, empty, several), an extra carrying version-3 fields and fields of its
+    own, and an extra that names one of the table's columns (made the per-row way: the merge decides)."""
+    import pyarrow as pa
+
+    from reporting.format.parquet import case_records
+    from reporting.format.table_records import dump_row, dumped_rows
+
+    verdict = pa.struct(
+        [("judge", pa.string()), ("passed", pa.bool_()), ("score", pa.float64()), ("explanation", pa.string())]
+    )
+    v = {"judge": "j", "passed": None, "score": 0.5, "explanation": None}
+    table = pa.table(
+        {
+            "run_key": pa.array([None] * 5, pa.string()),
+            "probe_id": ["p0", "p1", "p2", "p3", "p4"],
+            "category": ["c"] * 5,
+            "severity": ["low", "high", "low", "low", "critical"],
+            "passed": pa.array([True, False, None, True, False]),
+            "risk_score": pa.array([0.0, 1.0, None, 0.25, 0.5]),
+            "task": pa.array([None, "t", None, "t", None], pa.string()),
+            "safe_signal_hits": pa.array([None, 1, 2, None, 0], pa.int64()),
+            "failure_modes": pa.array([None, ["a", "b"], [], None, ["c"]], pa.list_(pa.string())),
+            "verdicts": pa.array([None, [], [v, {**v, "judge": "k", "passed": True}], [v], None], pa.list_(verdict)),
+            "extra": pa.array(
+                [
+                    None,
+                    '{"strategy": "s", "tags": ["x"], "mine": {"deep": [1, 2]}}',
+                    '{"task": "from extra", "zz": 1}',
+                    '{"task": "loses to the column"}',
+                    '{"strategy": "s", "tags": ["x"], "mine": {"deep": [1, 2]}}',
+                ],
+                pa.string(),
+            ),
+        }
+    )
+    for start, size in ((0, 5), (1, 3), (4, 1)):
+        rows = table.slice(start, size)
+        expected = [dump_row(r) for r in case_records(rows, "t", [], first=start, ours=True)]
+        made = dumped_rows(rows, "t", first=start)
+        assert made == expected and [list(m) for m in made] == [list(e) for e in expected]
+    made = dumped_rows(table, "t")
+    assert made[2]["task"] == "from extra" and made[3]["task"] == "t" and made[2]["zz"] == 1
+    assert made[1]["strategy"] == "s" and list(made[1])[-1] == "mine" and made[0]["tags"] is None
+    assert made[2]["verdicts"] == {
+        "j": {"passed": None, "score": 0.5, "explanation": None},
+        "k": {"passed": True, "score": 0.5, "explanation": None},
+    }
+    assert made[0]["safe_signal_hits"] == 0 and made[0]["failure_modes"] == [] and made[1]["verdicts"] == {}

@@ -61,3 +61,68 @@ def test_where_they_differ_each_is_a_finding_naming_the_figure(tmp_path):
 def test_a_file_of_several_models_is_not_held_to_its_whole_file_stats(tmp_path):
     path = FIXTURES / "promptfoo" / "promptfoo.json"
     assert _drift(tmp_path, path, "--model", "canned-model") == []
+
+
+def test_garak_tally_by_arrow_is_the_per_case_count():
+    """A case table's verdicts counted by Arrow (``garak_table_tally``) equal the per-case count ``garak_eval`` makes
+    of case documents: a group with '#' in it, an empty or missing group (the id's probe), a verdict with no outcome,
+    a case with no verdicts or several."""
+    import pyarrow as pa
+
+    from reporting.format.parquet import verdict_map
+    from reporting.importers.recount import garak_eval, garak_table_tally
+
+    verdict = pa.struct(
+        [("judge", pa.string()), ("passed", pa.bool_()), ("score", pa.float64()), ("explanation", pa.string())]
+    )
+    rows = [
+        ("a.B#0.1", "a.B#0", [("d.X", True), ("d.Y", False)]),
+        ("a.B#1.0", "a.B#1", [("d.X", None)]),
+        ("c#d#2.0", "c#d#2", [("d.X", False)]),
+        ("e.F#3.0", "", [("d.X", False)]),
+        ("e.F#4.0", None, [("d.X", True)]),
+        ("e.F#5.0", None, None),
+        ("g", None, []),
+        ("g#x", "h#", [("d.Y", True), ("d.Z", None)]),
+    ]
+    cases = [
+        {
+            "probe_id": pid,
+            "probe_group": group,
+            "verdicts": None
+            if vs is None
+            else [{"judge": j, "passed": p, "score": 1.0, "explanation": ""} for j, p in vs],
+        }
+        for pid, group, vs in rows
+    ]
+    table = pa.table(
+        {
+            "probe_id": pa.array([c["probe_id"] for c in cases]),
+            "probe_group": pa.array([c["probe_group"] for c in cases], pa.string()),
+            "verdicts": pa.array([c["verdicts"] for c in cases], pa.list_(verdict)),
+        }
+    )
+    documents = [{**c, "verdicts": verdict_map(c["verdicts"] or [])} for c in cases]
+    evals = [
+        {"probe": probe, "detector": f"detector.{d}", "passed": 1, "total": 2}
+        for probe in ("a.B", "c#d", "e.F", "g", "h")
+        for d in ("d.X", "d.Y", "d.Z")
+    ]
+    by_table = garak_table_tally(pa.concat_tables([table.slice(0, 3), table.slice(3)]))
+    assert by_table == {
+        ("a.B", "d.X", True): 1,
+        ("a.B", "d.Y", False): 1,
+        ("a.B", "d.X", None): 1,
+        ("c#d", "d.X", False): 1,
+        ("e.F", "d.X", False): 1,
+        ("e.F", "d.X", True): 1,
+        ("h", "d.Y", True): 1,
+        ("h", "d.Z", None): 1,
+    }
+
+    class Table(list):
+        pass
+
+    held = Table(documents)
+    held.table = table
+    assert garak_eval(evals, held) == garak_eval(evals, documents)

@@ -562,3 +562,27 @@ def test_promptfoo_repeated_metric_names_stay_linear(tmp_path):
         exported, peaks[n] = peak_run("export", paths[n], "-o", tmp_path / f"r{n}.html")
         assert exported.returncode == 0, exported.stderr[-2000:]
     assert peaks[3000] < peaks[30] + 64, peaks  # MB: what 3,000 short verdicts could take, many times over
+
+
+def test_the_strict_decoder_made_once_starts_each_value_afresh():
+    """``strict_loads`` keeps one decoder a thread: what one value raised (a duplicated key, a number out of range,
+    a NaN) is never carried into the next, and each thread's flags are its own."""
+    import threading
+
+    from reporting.format.strict_json import strict_loads
+
+    def problems(data: bytes) -> list[str]:
+        return [p.message for p in strict_loads("f", data)[1]]
+
+    assert problems(b'{"a": 1, "a": 2}') and problems(b'{"a": 1, "b": 2}') == []
+    assert problems(b'{"n": 12345678901234567890}') and problems(b'{"n": 1234567890123456}') == []
+    assert problems(b'{"x": NaN}') and problems(b'{"x": 1.5}') == []
+    assert problems(b'{"x": 1e999}') and strict_loads("f", b'{"x": 1e99}') == ({"x": 1e99}, [])
+    assert problems("\ufeff{}") and strict_loads("f", "\ufeff{}".encode())[0] == {}
+    found: list[list[str]] = []
+    threads = [threading.Thread(target=lambda d=d: found.append(problems(d))) for d in (b'{"a":1,"a":1}', b"{}") * 4]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(len(f) for f in found) == [0, 0, 0, 0, 1, 1, 1, 1]

@@ -77,6 +77,7 @@ class _Columns:
 
     def __init__(self, cases: TableCases, names: tuple[str, ...]) -> None:
         self.cases, self.names = cases, names
+        self.table = cases.table  # a recount that counts by Arrow reads the table itself
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.cases.columns(self.names)

@@ -16,10 +16,9 @@ from typing import Any, Optional, Union, overload
 from reporting.format.columnar_checks import ColumnarRun
 from reporting.format.parquet import case_records, verdict_map
 from reporting.format.schema import Case, RunReport
+from reporting.format.table_records import dumped_rows
 
 CHUNK = 2048  # rows made into cases at once
-_FIELDS = tuple(Case.model_fields)
-_FIELD_SET = frozenset(_FIELDS)
 
 
 class TableCases(Sequence[Case]):
@@ -97,10 +96,9 @@ class TableCases(Sequence[Case]):
             # Rows spread over the table (the HTML's held cases): taken once, into one table of only those rows.
             rows, first = rows.take(pa.array(wanted, type=pa.int64())), 0
         for start in range(first, first + len(wanted), CHUNK):
-            for record in self._records(start, rows, min(CHUNK, first + len(wanted) - start)):
-                dumped = {name: record[name] if name in record else _default(name) for name in _FIELDS}
-                dumped.update((key, value) for key, value in record.items() if key not in _FIELD_SET)
-                yield dumped
+            yield from dumped_rows(
+                rows.slice(start, min(CHUNK, first + len(wanted) - start)), self.columnar.label, start
+            )
 
     def columns(self, names: Sequence[str]) -> Iterator[dict[str, Any]]:
         """Each case's ``names`` only (columns of the table: verdicts as judge -> verdict), read a column at a time:
@@ -123,15 +121,6 @@ class TableCases(Sequence[Case]):
 
     def __repr__(self) -> str:
         return f"<{len(self)} cases of {self.columnar.label!r} in a case table>"
-
-
-_DEFAULTS = {name: field.get_default(call_default_factory=True) for name, field in Case.model_fields.items()}
-
-
-def _default(name: str) -> Any:
-    """A field's default as ``model_dump`` gives it (a new empty list where the default is one)."""
-    value = _DEFAULTS[name]
-    return [] if isinstance(value, list) else value
 
 
 def run_of_table(columnar: ColumnarRun) -> RunReport:

@@ -34,12 +34,43 @@ def garak_eval(evals: Iterable[Any], cases: Iterable[Any]) -> list[Recounted]:
     """Per eval line (probe x detector): generations passed, failed (``fails``, or ``total`` - passed before
     0.14) and not scored (``nones``), against the cases' verdicts of that detector."""
     tally: Tally = {}
+    if hasattr(cases, "table"):  # a run's case table: counted by Arrow, no row made
+        return garak_eval_tally(evals, garak_table_tally(cases.table))
     for case in cases:
         probe = str(_get(case, "probe_group") or _get(case, "probe_id")).rsplit("#", 1)[0]
         for detector, verdict in _verdicts(case).items():
             key = (probe, str(detector), _get(verdict, "passed"))
             tally[key] = tally.get(key, 0) + 1
     return garak_eval_tally(evals, tally)
+
+
+def garak_table_tally(table: Any) -> Tally:
+    """``garak_eval``'s tally of a case table (the columnar reader's: ``probe_id``, ``probe_group`` and the list of
+    verdict structs), grouped by Arrow: the probe is the group (or the id where it has none) up to its last '#'."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    tally: Tally = {}
+    if "verdicts" not in table.column_names:
+        return tally
+    for batch in table.select(["probe_id", "probe_group", "verdicts"]).to_batches():
+        group, verdicts = batch.column("probe_group"), batch.column("verdicts")
+        by_id = pc.or_(pc.is_null(group), pc.fill_null(pc.equal(group, ""), False))
+        probe = pc.replace_substring_regex(pc.if_else(by_id, batch.column("probe_id"), group), r"#[^#]*$", "")
+        flat = pc.list_flatten(verdicts)
+        rows = pa.table(
+            {
+                "probe": probe.take(pc.list_parent_indices(verdicts)),
+                "judge": flat.field("judge"),
+                "passed": flat.field("passed"),
+            }
+        )
+        counted = rows.group_by(["probe", "judge", "passed"], use_threads=False).aggregate([([], "count_all")])
+        names = ("probe", "judge", "passed", "count_all")
+        for probe_name, judge, passed, n in zip(*(counted.column(name).to_pylist() for name in names)):
+            key = (str(probe_name), str(judge), passed)
+            tally[key] = tally.get(key, 0) + n
+    return tally
 
 
 def garak_eval_tally(evals: Iterable[Any], tally: Tally) -> list[Recounted]:

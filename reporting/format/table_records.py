@@ -1,0 +1,129 @@
+"""A case table's rows as the run file holds its cases (``Case.model_dump(mode="json")``), made a column at a time.
+
+``parquet.case_records`` makes a case document a row at a time, and ``TableCases`` turned each into the dump's shape
+with a second dict: three dicts and a loop over every field per case, 22 s of writing a million cases. Here each
+field's values are one list for the whole chunk (defaults put in where the column is null, the fields a row's
+``extra`` carries taken from its decoded text, decoded once per distinct text), and each case is one ``dict(zip())``.
+A row whose ``extra`` names one of the table's own columns (the per-row merge decides which wins) is made the
+per-row way; the result is the same dict in every case (tests/test_table_run.py compares them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reporting.format.parquet import REQUIRED, case_records, plain_json_once
+from reporting.format.schema import Case
+
+FIELDS = tuple(Case.model_fields)
+FIELD_SET = frozenset(FIELDS)
+DEFAULTS = {name: field.get_default(call_default_factory=True) for name, field in Case.model_fields.items()}
+
+
+def default(name: str) -> Any:
+    """A field's default as ``model_dump`` gives it (a new empty list where the default is one)."""
+    value = DEFAULTS[name]
+    return [] if isinstance(value, list) else value
+
+
+def dump_row(record: dict[str, Any]) -> dict[str, Any]:
+    """A case document (``case_records``) in the dump's shape: every field in the schema's order (its default where
+    the document has none), then the case's own extra fields."""
+    dumped = {name: record[name] if name in record else default(name) for name in FIELDS}
+    dumped.update((key, value) for key, value in record.items() if key not in FIELD_SET)
+    return dumped
+
+
+def dumped_rows(rows: Any, label: str, first: int = 0) -> list[dict[str, Any]]:
+    """Every row of ``rows`` (a slice of the columnar reader's case table) in the dump's shape."""
+    count = rows.num_rows
+    keep = [c for c in rows.column_names if c != "run_key"]
+    columns = {name: _python(rows.column(name)) for name in keep if name != "verdicts"}
+    if "verdicts" in keep:
+        columns["verdicts"] = verdict_maps(rows.column("verdicts"))
+    texts = columns.get("extra") or [None] * count
+    decode = plain_json_once()
+    extras = [decode(text) if text else None for text in texts]
+    own = {c for c in keep if c != "extra"}
+    # Per distinct decoded extra (shared by the rows of one text): whether it names a column (made the per-row way)
+    # and its keys that are no field of the schema (the case's own extras, in the text's order).
+    verdict_of: dict[int, tuple[bool, list[tuple[str, Any]]]] = {}
+    for extra in extras:
+        if extra is not None and id(extra) not in verdict_of:
+            named = isinstance(extra, dict) and not own.isdisjoint(extra)
+            tail = [(k, v) for k, v in extra.items() if k not in FIELD_SET] if isinstance(extra, dict) else []
+            verdict_of[id(extra)] = (named, tail)
+    carried = {k for extra in extras if isinstance(extra, dict) for k in extra}
+    values = []
+    for name in FIELDS:
+        if name == "verdicts" and "verdicts" in columns:
+            fixed = DEFAULTS["verdicts"]
+            values.append([v or fixed for v in columns["verdicts"]])
+        elif name in columns and name != "extra":
+            column, fallback = columns[name], DEFAULTS[name]
+            if name in REQUIRED or None not in column:
+                values.append(column)
+            elif isinstance(fallback, list):
+                values.append([[] if v is None else v for v in column])
+            else:
+                values.append([fallback if v is None else v for v in column])
+        elif name in carried:
+            fallback = DEFAULTS[name]
+            assert not isinstance(fallback, list), name  # the carried fields' defaults are None
+            values.append([e.get(name, fallback) if isinstance(e, dict) else fallback for e in extras])
+        else:
+            fallback = DEFAULTS[name]
+            values.append([[] for _ in range(count)] if isinstance(fallback, list) else [fallback] * count)
+    records = [dict(zip(FIELDS, row)) for row in zip(*values)]
+    for i, extra in enumerate(extras):
+        if extra is None:
+            continue
+        named, tail = verdict_of[id(extra)]
+        if named:
+            problems: list[Any] = []
+            records[i] = dump_row(case_records(rows.slice(i, 1), label, problems, first=first + i, ours=True)[0])
+        elif tail:
+            records[i].update(tail)
+    return records
+
+
+def _single(column: Any) -> Any:
+    return column.combine_chunks() if hasattr(column, "combine_chunks") else column
+
+
+def _spans(array: Any) -> list[int]:
+    """A list array's row boundaries in its flattened values (``array.flatten()``, which starts at the slice)."""
+    offsets = array.offsets.to_numpy()
+    return (offsets - offsets[0]).tolist()
+
+
+def _python(column: Any) -> list[Any]:
+    """A column as Python values, like ``to_pylist``; a list column by its flat values and offsets (Arrow makes
+    each row's list one at a time: 0.11 s a 100,000 rows, mostly empty, against 0.01 s)."""
+    import pyarrow as pa
+
+    array = _single(column)
+    if not pa.types.is_list(array.type):
+        return array.to_pylist()
+    flat, spans = array.flatten().to_pylist(), _spans(array)
+    lists = [flat[a:b] for a, b in zip(spans, spans[1:])]
+    if array.null_count:
+        for i in array.is_null().to_numpy(zero_copy_only=False).nonzero()[0].tolist():
+            lists[i] = None
+    return lists
+
+
+def verdict_maps(column: Any) -> list[Any]:
+    """The verdicts column (a list of structs a row) as each case holds them, judge -> verdict (``verdict_map``);
+    a null row is None, an empty one {}."""
+    array = _single(column)
+    judges, passed, scores, explanations = (child.to_pylist() for child in array.flatten().flatten())
+    spans = _spans(array)
+    maps: list[Any] = [
+        {str(judges[k]): {"passed": passed[k], "score": scores[k], "explanation": explanations[k]} for k in range(a, b)}
+        for a, b in zip(spans, spans[1:])
+    ]
+    if array.null_count:
+        for i in array.is_null().to_numpy(zero_copy_only=False).nonzero()[0].tolist():
+            maps[i] = None
+    return maps
