@@ -177,7 +177,7 @@ def test_rows_made_a_column_at_a_time_are_the_rows_made_one_by_one():
     import pyarrow as pa
 
     from reporting.format.parquet import case_records
-    from reporting.format.table_records import dump_row, dumped_rows
+    from reporting.format.table_records import dump_row, dumped_rows, unused_left_out
 
     verdict = pa.struct(
         [("judge", pa.string()), ("passed", pa.bool_()), ("score", pa.float64()), ("explanation", pa.string())]
@@ -207,10 +207,14 @@ def test_rows_made_a_column_at_a_time_are_the_rows_made_one_by_one():
             ),
         }
     )
-    for start, size in ((0, 5), (1, 3), (4, 1)):
+    unused = {"none": ("task", "strategy", "error", "plugin"), "empty": ("verdicts",)}
+    for start, size in ((0, 5), (1, 3), (4, 1), (0, 1)):
         rows = table.slice(start, size)
         expected = [dump_row(r) for r in case_records(rows, "t", [], first=start, ours=True)]
         made = dumped_rows(rows, "t", first=start)
+        assert made == expected and [list(m) for m in made] == [list(e) for e in expected]
+        made = dumped_rows(rows, "t", first=start, **unused)  # left out where unused, as unused_left_out does
+        expected = [unused_left_out(e, **unused) for e in expected]
         assert made == expected and [list(m) for m in made] == [list(e) for e in expected]
     made = dumped_rows(table, "t")
     assert made[2]["task"] == "from extra" and made[3]["task"] == "t" and made[2]["zz"] == 1

@@ -586,3 +586,56 @@ def test_the_strict_decoder_made_once_starts_each_value_afresh():
     for thread in threads:
         thread.join()
     assert sorted(len(f) for f in found) == [0, 0, 0, 0, 1, 1, 1, 1]
+
+
+QUICK_CASES = [
+    b'{"a": 1, "b": [1, 2.5, -0, -0.0, 1e308, 5e-324, 0.1, 1.5e308, 123456789012345.6], "c": null}',
+    b'{"b": [0.30000000000000004, 2.2250738585072011e-308, 9007199254740993.0]}',
+    b'{"t": "02:21:36 +0000", "u": "a\\u003ab", "k:y": {"x": "::"}}',
+    b'{"a": 1, "a": 2}',
+    b'{"a": "x:y", "b": 1, "a": 3}',
+    b'{"a": 1, "a": "\\u003a"}',  # a key dropped and a colon written as an escape: read by the strict decoder
+    b'{"a": 1,"a":2, "b": 3}',
+    b'{"a:": 1, "a:": 2}',
+    b'{"n": 9007199254740992}',
+    b'{"n": 9007199254740993}',
+    b'{"n": -12345678901234567890123}',
+    b'{"n": 1e999}',
+    b'{"n": NaN}',
+    b'{"s": "\\ud800"}',
+    b'{"s": "\\ud83d\\ude00:"}',
+    b'{"s": "\xff"}',
+    b"\xef\xbb\xbf{}",
+    b'{"s": "a\tb"}',
+    b"[" * 150 + b"]" * 150,
+    b"[" * 250 + b"]" * 250,
+    b'{"a": [1, 2,]}',
+    b'{"a": 1} x',
+    b'"just a string: with a colon"',
+    b"",
+]
+
+
+@pytest.mark.parametrize("data", QUICK_CASES, ids=range(len(QUICK_CASES)))
+def test_strict_loads_read_by_msgspec_is_what_the_strict_decoder_reads(monkeypatch, data):
+    """``strict_loads`` reads with msgspec first (``_quick``) and with the strict decoder where msgspec's value
+    might differ: the value and the problems are the strict decoder's, for every text, bytes or str."""
+    from reporting.format import strict_json
+
+    for given in (data, data.decode("utf-8", "surrogateescape")):
+        quick = strict_json.strict_loads("f", given)
+        with monkeypatch.context() as patched:
+            patched.setattr(strict_json, "_quick", lambda data: None)
+            strict = strict_json.strict_loads("f", given)
+        assert (repr(quick[0]), [str(p) for p in quick[1]]) == (repr(strict[0]), [str(p) for p in strict[1]])
+
+
+def test_msgspec_reads_what_it_can_and_leaves_the_rest():
+    from reporting.format.strict_json import _quick
+
+    assert _quick(QUICK_CASES[0]) is not None and _quick(QUICK_CASES[2]) is None  # an escaped colon: strict
+    assert _quick(b'{"t": "02:21:36", "k:y": {"x": "::"}}') == ({"t": "02:21:36", "k:y": {"x": "::"}},)
+    for dropped in (3, 4, 6, 7):  # a key given twice, in every spacing, with colons in keys and values
+        assert _quick(QUICK_CASES[dropped]) is None
+    assert _quick(b'{"n": -900719925474099}') == ({"n": -900719925474099},)  # 15 digits: read
+    assert _quick(QUICK_CASES[8]) is None and _quick(QUICK_CASES[9]) is None  # 16 or more: the strict decoder

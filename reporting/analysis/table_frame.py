@@ -11,6 +11,7 @@ import pandas as pd
 
 from reporting.format.parquet import V3_FIELDS, plain_json_once
 from reporting.format.schema import Case, Limit, Message, Verdict
+from reporting.format.table_records import python_values
 from reporting.format.table_run import TableCases
 
 _FLOAT = {"risk_score", "severity_weight", "weighted_risk"}
@@ -96,6 +97,7 @@ def table_columns(
     parsed = [decode(text) for text in _shared_texts(table.column("extra"))]
     del decode
     data: dict[str, Any] = {}
+    empty: list = []  # held by every case whose list is empty (a derived mode replaces a case's list, never appends)
     any_fields = any(parsed)
     for name in Case.model_fields:
         if name in V3_FIELDS:
@@ -115,7 +117,7 @@ def table_columns(
         elif name == "verdicts":
             data[name] = _objects(_verdicts(column.to_pylist()))
         elif name in ("matched_safe_patterns", "matched_unsafe_patterns", "detected_failure_modes", "failure_modes"):
-            data[name] = _objects(column.to_pylist())
+            data[name] = _objects(python_values(column, empty=empty))
         elif name == "probe_id":  # one a case: nothing to share
             data[name] = _objects(column.to_numpy(zero_copy_only=False))
         else:

@@ -282,10 +282,14 @@ def strict_loads(
 ) -> tuple[Any, list[Problem]]:
     """One JSON value decoded strictly: ``(value, [])``, or ``(None, problems)`` naming the file and the field
     of each thing wrong. Never raises on any input."""
+    depth = nesting_depth(data, max_depth)
+    if depth <= max_depth:
+        quick = _quick(data)
+        if quick is not None:
+            return quick[0], []
     text, problems = utf8_text(file, data, path)
     if text is None:
         return None, problems
-    depth = nesting_depth(data, max_depth)
     if depth > max_depth:
         return None, [Problem(file, path, f"nesting {depth} levels deep: at most {max_depth} are read")]
     decoder, duplicated, flagged = _decoder()
@@ -313,6 +317,38 @@ def strict_loads(
 
 
 _PER_THREAD = threading.local()
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _quick(data: Union[bytes, str]) -> Optional[tuple[Any]]:
+    """``(value,)`` when msgspec's decoder (twice as fast as Python's with the strict hooks) reads ``data`` and the
+    strict decoder would read the same value without a problem; None when it might not (the strict decoder then
+    reads it and names why).
+
+    msgspec refuses what the strict decoder refuses (invalid UTF-8, lone surrogates, NaN and Infinity, numbers out
+    of float range, control characters), but keeps the last of a key given twice and reads integers of any size;
+    nesting is measured before. An integer beyond 2^53 has 16 digits in a row somewhere in the text. A key given
+    twice is told by the colons: every key has one, every other colon is in a string, and msgspec's encoding of
+    the value writes each colon as it is; with no colon written as an escape, the text holds as many colons as that
+    encoding only when no key was dropped (a dropped key takes its colon, and its value's, with it)."""
+    made = getattr(_PER_THREAD, "msgspec", None)
+    if made is None:
+        import msgspec
+
+        made = _PER_THREAD.msgspec = (
+            msgspec.json.Decoder(),
+            msgspec.json.Encoder(),
+            (msgspec.DecodeError, msgspec.ValidationError),
+        )
+    decoder, encoder, refused = made
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    if b"\\u003a" in raw or b"\\u003A" in raw or b"0" * 16 in raw.translate(_ZEROS):
+        return None
+    try:
+        value = decoder.decode(raw)
+        return (value,) if encoder.encode(value).count(b":") == raw.count(b":") else None
+    except (*refused, UnicodeError, RecursionError, ValueError, TypeError, OverflowError):
+        return None
 
 
 def _decoder() -> tuple[json.JSONDecoder, list[bool], list[bool]]:

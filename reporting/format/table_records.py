@@ -10,7 +10,8 @@ per-row way; the result is the same dict in every case (tests/test_table_run.py 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Optional
 
 from reporting.format.parquet import REQUIRED, case_records, plain_json_once
 from reporting.format.schema import Case
@@ -34,11 +35,26 @@ def dump_row(record: dict[str, Any]) -> dict[str, Any]:
     return dumped
 
 
-def dumped_rows(rows: Any, label: str, first: int = 0) -> list[dict[str, Any]]:
-    """Every row of ``rows`` (a slice of the columnar reader's case table) in the dump's shape."""
+def unused_left_out(record: dict[str, Any], none: Sequence[str] = (), empty: Sequence[str] = ()) -> dict[str, Any]:
+    """``record`` without the fields of ``none`` that are None and those of ``empty`` that are empty."""
+    for name in none:
+        if name in record and record[name] is None:
+            del record[name]
+    for name in empty:
+        if name in record and not record[name]:
+            del record[name]
+    return record
+
+
+def dumped_rows(
+    rows: Any, label: str, first: int = 0, none: Sequence[str] = (), empty: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Every row of ``rows`` (a slice of the columnar reader's case table) in the dump's shape, without the fields
+    of ``none`` where they are None and of ``empty`` where they are empty (``unused_left_out``): a field no row of
+    the slice uses is never put in."""
     count = rows.num_rows
     keep = [c for c in rows.column_names if c != "run_key"]
-    columns = {name: _python(rows.column(name)) for name in keep if name != "verdicts"}
+    columns = {name: python_values(rows.column(name)) for name in keep if name != "verdicts"}
     if "verdicts" in keep:
         columns["verdicts"] = verdict_maps(rows.column("verdicts"))
     texts = columns.get("extra") or [None] * count
@@ -74,14 +90,29 @@ def dumped_rows(rows: Any, label: str, first: int = 0) -> list[dict[str, Any]]:
         else:
             fallback = DEFAULTS[name]
             values.append([[] for _ in range(count)] if isinstance(fallback, list) else [fallback] * count)
-    records = [dict(zip(FIELDS, row)) for row in zip(*values)]
+    names, some_none, some_empty = [], [], []
+    for name, column in zip(FIELDS, values):
+        if name in none and column.count(None) == count:
+            continue  # None in every row: left out of each
+        if name in empty and not any(column):
+            continue
+        names.append((name, column))
+        if name in none and None in column:
+            some_none.append(name)
+        elif name in empty and not all(column):
+            some_empty.append(name)
+    keys = [name for name, _ in names]
+    records = [dict(zip(keys, row)) for row in zip(*(column for _, column in names))]
+    if some_none or some_empty:
+        records = [unused_left_out(record, some_none, some_empty) for record in records]
     for i, extra in enumerate(extras):
         if extra is None:
             continue
         named, tail = verdict_of[id(extra)]
         if named:
             problems: list[Any] = []
-            records[i] = dump_row(case_records(rows.slice(i, 1), label, problems, first=first + i, ours=True)[0])
+            record = dump_row(case_records(rows.slice(i, 1), label, problems, first=first + i, ours=True)[0])
+            records[i] = unused_left_out(record, none, empty)
         elif tail:
             records[i].update(tail)
     return records
@@ -97,16 +128,20 @@ def _spans(array: Any) -> list[int]:
     return (offsets - offsets[0]).tolist()
 
 
-def _python(column: Any) -> list[Any]:
+def python_values(column: Any, empty: Optional[list] = None) -> list[Any]:
     """A column as Python values, like ``to_pylist``; a list column by its flat values and offsets (Arrow makes
-    each row's list one at a time: 0.11 s a 100,000 rows, mostly empty, against 0.01 s)."""
+    each row's list one at a time: 0.11 s a 100,000 rows, mostly empty, against 0.01 s). ``empty``: the one list
+    every empty row holds (a frame's columns, which nothing changes: 56 bytes a row saved), else a new one each."""
     import pyarrow as pa
 
     array = _single(column)
     if not pa.types.is_list(array.type):
         return array.to_pylist()
     flat, spans = array.flatten().to_pylist(), _spans(array)
-    lists = [flat[a:b] for a, b in zip(spans, spans[1:])]
+    if empty is None:
+        lists = [flat[a:b] for a, b in zip(spans, spans[1:])]
+    else:
+        lists = [flat[a:b] if a != b else empty for a, b in zip(spans, spans[1:])]
     if array.null_count:
         for i in array.is_null().to_numpy(zero_copy_only=False).nonzero()[0].tolist():
             lists[i] = None

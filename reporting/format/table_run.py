@@ -82,10 +82,13 @@ class TableCases(Sequence[Case]):
             cached_start, chunk = self._cached
             yield from (chunk if start == cached_start else self._cases(start))
 
-    def dumped(self, positions: Iterable[int]) -> Iterator[dict[str, Any]]:
+    def dumped(
+        self, positions: Iterable[int], none: Sequence[str] = (), empty: Sequence[str] = ()
+    ) -> Iterator[dict[str, Any]]:
         """The cases at ``positions`` (ascending) as ``case.model_dump(mode="json")`` gives them, made from the
         table's rows without a case object: every field in the schema's order (its default where the row has
-        none), then the case's own extra fields. A writer of many cases takes this."""
+        none), then the case's own extra fields; without the fields of ``none`` that are None and those of
+        ``empty`` that are empty (``table_records.unused_left_out``). A writer of many cases takes this."""
         wanted = [int(i) for i in positions]
         if not wanted:
             return
@@ -96,9 +99,8 @@ class TableCases(Sequence[Case]):
             # Rows spread over the table (the HTML's held cases): taken once, into one table of only those rows.
             rows, first = rows.take(pa.array(wanted, type=pa.int64())), 0
         for start in range(first, first + len(wanted), CHUNK):
-            yield from dumped_rows(
-                rows.slice(start, min(CHUNK, first + len(wanted) - start)), self.columnar.label, start
-            )
+            part = rows.slice(start, min(CHUNK, first + len(wanted) - start))
+            yield from dumped_rows(part, self.columnar.label, start, none, empty)
 
     def columns(self, names: Sequence[str]) -> Iterator[dict[str, Any]]:
         """Each case's ``names`` only (columns of the table: verdicts as judge -> verdict), read a column at a time:

@@ -55,7 +55,12 @@ def dumps_line(value: Any) -> str:
             text = _ONE_LINE.encode(value)
         except ValueError:
             text = _ONE_LINE.encode(clean(value))
-    return text if text.isascii() else _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return text if text.isascii() else unsafe_escaped(text)
+
+
+def unsafe_escaped(text: str) -> str:
+    """JSON text with the characters a terminal may act on written as \\u escapes (``_UNSAFE_IN_JSON``)."""
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 _ENCODER: list[Any] = []  # msgspec's encoder, made at the first use (msgspec imported only then)
@@ -67,6 +72,17 @@ def _encode(value: Any) -> bytes:
 
         _ENCODER.append(msgspec.json.Encoder())
     return _ENCODER[0].encode(value)
+
+
+class Lines:
+    """Cases already written as JSON: texts of one or more cases each, the cases of a text joined by the separator
+    ``document_chunks`` puts between cases (``reporting.format.case_lines`` makes them over whole columns)."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.texts = texts
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.texts)
 
 
 def document_chunks(document: Mapping[str, Any], compact_head: bool = False) -> Iterator[str]:
@@ -82,8 +98,11 @@ def document_chunks(document: Mapping[str, Any], compact_head: bool = False) -> 
         head = dumps(rest)
         pieces = [(head[:-2] + ",\n" if head != "{}" else "{\n") + '  "cases": [']
     size, separator = 0, "\n    "
-    for case in document.get("cases") or ():
-        text = dumps_line(case)
+    cases = document.get("cases") or ()
+    for case in cases:
+        text = case if isinstance(cases, Lines) else dumps_line(case)
+        if not text:
+            continue  # (a chunk of no cases)
         pieces.append(separator + text)
         separator = ",\n    "
         size += len(text)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal, Optional
 
 from reporting.format.schema import SCHEMA_VERSION
+from reporting.format.table_records import unused_left_out
 from reporting.format.table_run import TableCases
 from reporting.report.model import Report, RubricResults
 
@@ -79,32 +80,51 @@ def iter_case_records(report: Report, rows: Optional[list[int]] = None) -> Itera
         _dumped(report.run.cases, frame.index.to_numpy()),
     ):
         given = dumped["detected_failure_modes"]
-        record = _shaped(dumped)
+        record = _turns_shaped(dumped)
         record["severity_weight"] = weight
         record["weighted_risk"] = weighted
         record["derived_failure_modes"] = _derived(detected, given)
         yield record
 
 
-def _dumped(cases: Any, positions: Any) -> Iterator[dict[str, Any]]:
-    """The cases at ``positions`` as JSON (``model_dump``): a run read by columns makes them from its table."""
-    if isinstance(cases, TableCases):
-        return cases.dumped(positions)
-    return (cases[i].model_dump(mode="json") for i in positions)
-
-
 V2_OPTIONAL = ("error", "probe_group", "source_id")
 V3_OPTIONAL = ("messages", "judged_turn", "strategy", "plugin", "limit")
+UNUSED = {"none": V2_OPTIONAL + V3_OPTIONAL, "empty": ("verdicts",)}  # left out of a case that does not use them
 
 
-def _shaped(record: dict[str, Any]) -> dict[str, Any]:
-    """A case as JSON (``model_dump``), without the version-2 and version-3 fields it does not use (no
-    "verdicts": {} on every case, no "messages": null)."""
-    for name in V2_OPTIONAL + V3_OPTIONAL:
-        if record.get(name) is None:
-            record.pop(name, None)
-    if not record.get("verdicts"):
-        record.pop("verdicts", None)
+def _streamed(report: Report) -> Iterable[Any]:
+    """The kept cases as a writer asks for them one after another: ``iter_case_records``, or for a run read by
+    columns the same cases written as JSON over whole columns (``case_lines``: the same text, no dict a case)."""
+    cases = report.run.cases
+    if not isinstance(cases, TableCases):
+        return iter_case_records(report)
+    from reporting.format.case_lines import Rows, case_lines
+    from reporting.format.writing import Lines
+
+    frame = report.frame
+    positions = frame.index.to_numpy().astype("int64")
+    detected = frame["detected_failure_modes"].tolist()
+    derived: list[list[str]] = [[] for _ in detected]
+    some = [i for i, modes in enumerate(detected) if modes]
+    if some:  # only where RunLens has modes: the file's own, to tell them apart
+        given = cases.table.column("detected_failure_modes").take(positions[some]).to_pylist()
+        for i, stated in zip(some, given):
+            derived[i] = _derived(detected[i], stated or [])
+    weights = frame["severity_weight"].to_numpy(dtype=float)
+    weighted = frame["weighted_risk"].to_numpy(dtype=float)
+    return Lines(case_lines(cases, Rows(positions, weights, weighted, derived), shape=_turns_shaped, **UNUSED))
+
+
+def _dumped(cases: Any, positions: Any) -> Iterator[dict[str, Any]]:
+    """The cases at ``positions`` as JSON (``model_dump``), without the version-2 and version-3 fields they do not
+    use (no "verdicts": {} on every case, no "messages": null): a run read by columns makes them from its table."""
+    if isinstance(cases, TableCases):
+        return cases.dumped(positions, **UNUSED)
+    return (unused_left_out(cases[i].model_dump(mode="json"), **UNUSED) for i in positions)
+
+
+def _turns_shaped(record: dict[str, Any]) -> dict[str, Any]:
+    """A case's turns without a tool call or a tool call id they do not have."""
     for turn in record.get("messages") or ():
         if not turn.get("tool_calls"):
             turn.pop("tool_calls", None)
@@ -117,7 +137,7 @@ def error_records(report: Report) -> list[dict[str, Any]]:
     """The kept cases that were not evaluated, as the file gave them: counted in the figures as errors only."""
     if report.errors is None or not len(report.errors):
         return []
-    return [_shaped(dumped) for dumped in _dumped(report.run.cases, report.errors.index.to_numpy())]
+    return [_turns_shaped(dumped) for dumped in _dumped(report.run.cases, report.errors.index.to_numpy())]
 
 
 def rubrics_document(rubrics: Optional[RubricResults]) -> Optional[dict[str, Any]]:
@@ -155,7 +175,7 @@ def report_document(
         positions, held = held_cases(report, case_limit)
         records: Any = list(iter_case_records(report, positions))
     else:
-        records = iter_case_records(report) if stream_cases else case_records(report)
+        records = _streamed(report) if stream_cases else case_records(report)
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "generator": {"name": report.generator.name, "version": report.generator.version},

@@ -1,0 +1,322 @@
+"""The cases of a run read by columns as ``recompute`` writes them, one line of JSON each, made by Arrow over whole
+columns: no dict and no encoder call a case.
+
+Each field becomes a column of JSON text (its key and value, or nothing where the case leaves it out) and each
+case's line is those columns joined. Texts of printable ASCII are escaped over the column (a backslash and a quote
+are all JSON escapes there); any other text, every float and the fields a case's ``extra`` carries (its version 3
+fields and its own, per distinct ``extra``) go through ``writing.dumps_line``, the encoder of the per-case way, so
+a line is byte for byte what ``dumps_line`` makes of the case's record (tests/test_case_lines.py compares them on
+every sample, imported and hostile run). Where a chunk holds what this does not make (a column it does not know, a
+judge without a name or named twice in a case, an ``extra`` naming a column or a key the writer adds) its lines
+are made the per-case way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from reporting.format.parquet import REQUIRED, plain_json_once
+from reporting.format.table_records import DEFAULTS, FIELD_SET, FIELDS, dumped_rows, unused_left_out
+from reporting.format.writing import _encode, dumps_line, unsafe_escaped
+
+ROWS = 1 << 15  # cases made at once: their texts are held twice while a chunk's lines are joined
+ADDED = ("severity_weight", "weighted_risk", "derived_failure_modes")  # what the writer puts in each case
+_TEXT = {"probe_id", "category", "severity", "task", "probe_input", "response", "explanation", "error"}
+_TEXT |= {"probe_group", "source_id"}
+_LISTS = {"matched_safe_patterns", "matched_unsafe_patterns", "detected_failure_modes", "failure_modes"}
+_KNOWN = _TEXT | _LISTS | {"passed", "boundary_or_refusal_signal", "risk_score", "severity_weight", "weighted_risk"}
+_KNOWN |= {"safe_signal_hits", "unsafe_signal_hits", "verdicts", "extra", "run_key"}
+# The fields after the table's own, which a case's ``extra`` carries (in the schema's order, last).
+CARRIED = tuple(name for name in FIELDS if name not in _KNOWN)
+assert FIELDS[len(FIELDS) - len(CARRIED) :] == CARRIED, "the carried fields are the schema's last"
+
+
+class Rows:
+    """Which cases, with what the writer adds to each: its effective severity weight and recomputed weighted risk
+    (floats, NaN for none) and the failure modes RunLens derived (a list a case)."""
+
+    def __init__(self, positions: np.ndarray, weights: np.ndarray, weighted: np.ndarray, derived: list) -> None:
+        self.positions, self.weights, self.weighted, self.derived = positions, weights, weighted, derived
+
+
+def case_lines(
+    cases: Any,
+    rows: Rows,
+    none: Sequence[str],
+    empty: Sequence[str],
+    shape: Callable[[dict[str, Any]], dict[str, Any]],
+) -> Iterator[str]:
+    """The JSON lines of ``rows`` of ``cases`` (a ``TableCases``), a chunk at a time, each chunk's lines joined by
+    the separator ``document_chunks`` puts between cases. ``none``/``empty``: fields left out of a case where None
+    or empty; ``shape``: what the writer does to the fields an ``extra`` carries (a conversation's turns)."""
+    import pyarrow as pa
+
+    table = cases._rows
+    positions = rows.positions
+    whole = len(positions) == 0 or int(positions[-1]) - int(positions[0]) + 1 == len(positions)
+    for start in range(0, len(positions), ROWS):
+        at = positions[start : start + ROWS]
+        part = table.slice(int(at[0]), len(at)) if whole else table.take(pa.array(at, pa.int64()))
+        end = start + len(at)
+        added = (rows.weights[start:end], rows.weighted[start:end], rows.derived[start:end])
+        yield ",\n    ".join(_chunk(part, added, cases.columnar.label, int(at[0]), none, empty, shape))
+
+
+def _chunk(part, added, label: str, first: int, none, empty, shape) -> list[str]:
+    part = part.combine_chunks()
+    lines = None
+    if set(part.column_names) <= _KNOWN:
+        carried, odd, wide = _extras(part, none, empty, shape)
+        lines = _lines(part, added, carried, none, empty, wide)
+    if lines is None:
+        return [_per_case(part, i, added, label, first, none, empty, shape) for i in range(part.num_rows)]
+    made = lines
+    for i in odd:  # an extra naming a field of the table's or a key the writer adds: made the per-case way
+        made[i] = _per_case(part, i, added, label, first, none, empty, shape)
+    return made
+
+
+def _per_case(part, i: int, added, label: str, first: int, none, empty, shape) -> str:
+    """One case's line made as ``serialise.iter_case_records`` and ``dumps_line`` make it."""
+    weights, weighted, derived = added
+    record = shape(dumped_rows(part.slice(i, 1), label, first + i, none, empty)[0])
+    record["severity_weight"], record["weighted_risk"] = float(weights[i]), float(weighted[i])
+    record["derived_failure_modes"] = derived[i]
+    return dumps_line(record)
+
+
+def _extras(part, none, empty, shape) -> tuple[Any, list[int], np.ndarray]:
+    """Per case, the JSON text of the fields its ``extra`` carries (``,"key":value`` each, or "" with none), and the
+    cases whose ``extra`` names a field it does not carry or a key the writer adds."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = (FIELD_SET - set(CARRIED)) | set(ADDED)
+    decode = plain_json_once()
+    if "extra" in part.column_names:
+        encoded = pc.dictionary_encode(part.column("extra").combine_chunks())
+        distinct, indices = encoded.dictionary.to_pylist(), encoded.indices
+    else:
+        distinct, indices = [], pa.nulls(part.num_rows, pa.int32())
+    fragments: list[str] = []
+    odd: list[int] = []
+    wide: list[bool] = []
+    for text in [*distinct, None]:
+        found = decode(text) if text else {}
+        if not isinstance(found, dict):
+            found = {}
+        if not columns.isdisjoint(found):
+            odd.append(len(fragments))
+        record = {name: found.get(name, DEFAULTS[name]) for name in CARRIED}
+        record = shape(unused_left_out(record, none, empty))
+        record.update((key, value) for key, value in found.items() if key not in FIELD_SET)
+        try:
+            wide.append(not _encode(record).isascii())  # msgspec's text, before dumps_line escapes
+        except (TypeError, OverflowError, ValueError):  # what msgspec does not encode: the per-case way
+            odd.append(len(fragments))
+            wide.append(True)
+        inner = dumps_line(record)[1:-1]
+        fragments.append("," + inner if inner else "")
+    where = pc.fill_null(indices, len(distinct)).to_numpy(zero_copy_only=False).astype(np.int64)
+    rows = np.flatnonzero(np.isin(where, odd)).tolist() if odd else []
+    return pa.array(fragments, pa.string()).take(pa.array(where)), rows, np.array(wide, dtype=bool)[where]
+
+
+def _lines(part, added, carried, none, empty, wide):
+    """Every case's line, or None where the chunk holds what this does not make."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    weights, weighted, derived = added
+    n = part.num_rows
+    pieces = []
+    for name in FIELDS:
+        key = ('{"' if not pieces else ',"') + name + '":'
+        if name in CARRIED:
+            continue
+        if name == "severity_weight":
+            value = _floats(pa.array(weights, pa.float64()))
+        elif name == "weighted_risk":
+            value = _floats(pa.array(weighted, pa.float64()))
+        elif name not in part.column_names:
+            fallback = _empty(name)
+            if (name in none and fallback is None) or (name in empty and not fallback):
+                continue  # every case leaves it out
+            value = pa.array([dumps_line(fallback)] * n, pa.string())
+        elif name == "verdicts":
+            value = _verdicts(part.column(name).combine_chunks())
+            if value is None:
+                return None
+        else:
+            value = _values(name, part.column(name).combine_chunks())
+        if name in none or name in empty:  # left out where null (None, or no verdicts)
+            pieces.append(pc.fill_null(pc.binary_join_element_wise(key, value, ""), ""))
+        else:
+            fallback = "null" if name in REQUIRED else dumps_line(_empty(name))
+            pieces.append(pc.binary_join_element_wise(key, pc.fill_null(value, fallback), ""))
+    pieces.append(carried)
+    pieces.append(pc.binary_join_element_wise(',"derived_failure_modes":', _lists_of(derived), "}", ""))
+    # each case's pieces joined by Python (Arrow's element-wise join of 30 columns ran at 190 MB/s)
+    lines = ["".join(row) for row in zip(*(piece.to_pylist() for piece in pieces))]
+    # dumps_line escapes DEL (ASCII) only in a line whose text holds a character beyond ASCII; a value of ASCII
+    # alone was made without, so such a line has its DEL escaped here (the other characters it escapes are beyond
+    # ASCII: escaped in their value already)
+    if any(_holds_delete(piece) for piece in pieces):
+        wide = _beyond_ascii(part, wide, derived)
+        lines = [unsafe_escaped(line) if wide[i] and "\x7f" in line else line for i, line in enumerate(lines)]
+    return lines
+
+
+def _holds_delete(piece) -> bool:
+    """Whether the bytes of a string array (all of its buffer: a slice's neighbours too) hold DEL."""
+    data = piece.buffers()[2]
+    return data is not None and bool((np.frombuffer(data, dtype=np.uint8) == 0x7F).any())
+
+
+def _beyond_ascii(part, wide, derived) -> np.ndarray:
+    """Per case, whether any text of its record (a value, a list's item, a judge, a key or value an ``extra``
+    carries, a derived mode) holds a character beyond ASCII."""
+    found = wide.copy()
+    for name in part.column_names:
+        column = part.column(name).combine_chunks()
+        if name in _TEXT:
+            found |= _wide(column)
+        elif name in _LISTS:
+            found |= _wide_rows(column, [column.flatten()])
+        elif name == "verdicts":
+            judge, _, _, explanation = column.flatten().flatten()
+            found |= _wide_rows(column, [judge, explanation])
+    for i, modes in enumerate(derived):
+        if modes and not all(mode.isascii() for mode in modes):
+            found[i] = True
+    return found
+
+
+def _wide(values) -> np.ndarray:
+    import pyarrow.compute as pc
+
+    return pc.fill_null(pc.invert(pc.string_is_ascii(values)), False).to_numpy(zero_copy_only=False)
+
+
+def _wide_rows(lists, items) -> np.ndarray:
+    """Per row of a list column, whether any of its items' texts (``items``: arrays of the flattened values) is."""
+    import pyarrow.compute as pc
+
+    owner = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+    hit = np.zeros(len(owner), dtype=bool)
+    for values in items:
+        hit |= _wide(values)
+    return np.bincount(owner[hit], minlength=len(lists)) > 0
+
+
+def _empty(name: str) -> Any:
+    value = DEFAULTS[name]
+    return [] if isinstance(value, list) else value
+
+
+def _values(name: str, column):
+    """A field's JSON values, null where the case has none."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if name in _TEXT:
+        value = texts(column)
+    elif name in _LISTS:
+        value = _text_lists(column)
+    elif pa.types.is_boolean(column.type):
+        value = pc.if_else(column, "true", "false")
+    elif pa.types.is_integer(column.type):
+        value = pc.cast(column, pa.string())
+    else:
+        value = _floats(column)
+    return value
+
+
+# What msgspec writes as an escape beyond a quote and a backslash (control characters), and what dumps_line does
+# (``writing._UNSAFE_IN_JSON``): a text without any is its own JSON between quotes, once those two are escaped.
+_ESCAPED = r"[\x00-\x1f\x{7f}-\x{9f}\x{2028}\x{2029}\x{202a}-\x{202e}\x{2066}-\x{2069}]"
+
+
+def texts(values):
+    """``dumps_line`` of each text (null stays null): a text with no character ``_ESCAPED`` names escaped over
+    the column, the rest one by one."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    plain = pc.replace_substring(pc.replace_substring(values, "\\", "\\\\"), '"', '\\"')
+    quoted = pc.binary_join_element_wise('"', plain, '"', "")
+    special = pc.fill_null(pc.match_substring_regex(values, _ESCAPED), False)
+    if not len(values) or not pc.any(special).as_py():
+        return quoted
+    rows = pc.indices_nonzero(special)
+    escaped = [dumps_line(text) for text in pc.take(values, rows).to_pylist()]
+    return pc.replace_with_mask(quoted, special, pa.array(escaped, pa.string()))
+
+
+def _floats(values):
+    """``dumps_line`` of each float (null stays null), each distinct value's bits encoded once."""
+    import pyarrow as pa
+
+    numbers = values.to_numpy(zero_copy_only=False).astype(np.float64)
+    bits, where = np.unique(numbers.view(np.int64), return_inverse=True)
+    spelled = np.array([dumps_line(float(x)) for x in bits.view(np.float64)], dtype=object)
+    mask = values.is_null().to_numpy(zero_copy_only=False) if values.null_count else None
+    return pa.array(spelled[where.reshape(-1)], pa.string(), mask=mask)
+
+
+def _rebased(values):
+    import pyarrow as pa
+
+    offsets = values.offsets.to_numpy()
+    return pa.array((offsets - offsets[0]).astype(np.int32), pa.int32())
+
+
+def _text_lists(values):
+    """Each list of texts as JSON (null stays null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    items = texts(values.flatten())
+    mask = values.is_null() if values.null_count else None
+    lists = pa.ListArray.from_arrays(_rebased(values), items, mask=mask)
+    return pc.binary_join_element_wise("[", pc.binary_join(lists, ","), "]", "")
+
+
+def _lists_of(rows: list) -> Any:
+    import pyarrow as pa
+
+    return _text_lists(pa.array(rows, pa.list_(pa.string())))
+
+
+def _verdicts(values):
+    """Each case's verdicts as the JSON object ``verdict_map`` makes, judge -> verdict (null where it has none);
+    None where a judge has no name or is named twice in a case (``verdict_map`` would merge them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    flat = values.flatten()
+    judge, passed, score, explanation = flat.flatten()
+    if judge.null_count:
+        return None
+    owner = pc.list_parent_indices(values)
+    if len(judge) and pa.table({"o": owner, "j": judge}).group_by(["o", "j"]).aggregate([]).num_rows != len(judge):
+        return None
+    item = pc.binary_join_element_wise(
+        texts(judge),
+        ':{"passed":',
+        pc.fill_null(pc.if_else(passed, "true", "false"), "null"),
+        ',"score":',
+        pc.fill_null(_floats(score), "null"),
+        ',"explanation":',
+        pc.fill_null(texts(explanation), "null"),
+        "}",
+        "",
+    )
+    mask = values.is_null() if values.null_count else None
+    lists = pa.ListArray.from_arrays(_rebased(values), item, mask=mask)
+    joined = pc.binary_join_element_wise("{", pc.binary_join(lists, ","), "}", "")
+    some = pc.greater(pc.fill_null(pc.list_value_length(values), 0), 0)
+    return pc.if_else(some, joined, pa.scalar(None, pa.string()))

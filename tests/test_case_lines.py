@@ -1,0 +1,152 @@
+"""The cases of a run read by columns, written as JSON over whole columns (``reporting.format.case_lines``), are the
+text the per-case writer makes (``iter_case_records`` then ``dumps_line``), byte for byte: on every sample, imported
+and hostile run the columnar reader takes, across chunk edges, and where a case needs the per-case way."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from test_columnar_v3 import PEER_FILES, VARIATIONS, _run, imported  # noqa: F401 - the module's fixture
+
+import reporting
+from reporting.format import case_lines
+from reporting.format.synthetic import synthetic_run
+from reporting.format.table_run import table_of
+from reporting.format.writing import Lines, document_chunks
+from reporting.report.build import build_report
+from reporting.report.serialise import iter_case_records, report_document
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = [p for p in sorted((ROOT / "sample_runs").glob("*.json")) if p.name.count(".") == 1]
+
+
+def written(path: Path, monkeypatch=None, rows: int = 0) -> bool:
+    """The document ``recompute`` streams, its cases made by columns and case by case: the same text. False when
+    the run is not read by columns (nothing to compare)."""
+    run = reporting.read_run(str(path))
+    if table_of(run) is None:
+        return False
+    if rows:
+        monkeypatch.setattr(case_lines, "ROWS", rows)
+    report = build_report(run, with_observability=False)
+    document = report_document(report, stream_cases=True)
+    assert isinstance(document["cases"], Lines)
+    by_columns = "".join(document_chunks(document, compact_head=True))
+    document["cases"] = iter_case_records(report)
+    by_case = "".join(document_chunks(document, compact_head=True))
+    assert by_columns == by_case
+    assert len(json.loads(by_columns)["cases"]) == len(report.frame)
+    return True
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_a_sample_run_is_written_alike(path, monkeypatch):
+    written(path, monkeypatch, rows=7)
+
+
+@pytest.mark.parametrize("name", PEER_FILES)
+def test_an_imported_run_is_written_alike(imported, name, monkeypatch):  # noqa: F811
+    assert all(written(path) or True for path in imported[name])
+    for path in imported[name]:
+        written(path, monkeypatch, rows=3)
+
+
+@pytest.mark.parametrize("name", [n for n in VARIATIONS if VARIATIONS[n][2] is None])
+def test_hostile_runs_are_written_alike(imported, tmp_path, name, monkeypatch):  # noqa: F811
+    run, change, _ = VARIATIONS[name]
+    document = _run(imported, run)
+    if change is not None:
+        document = change(document)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document), encoding="utf-8", errors="surrogatepass")
+    if reporting.load_run(str(path)).ok:
+        written(path, monkeypatch, rows=2)
+
+
+HOSTILE = [
+    'say "passed": true',
+    "back\\slash\\",
+    "tab\tnew\nline\r\x01\x1f\x7f\x85",
+    "é 中文 😀 \u2028\u202e\ufeff",
+    "",
+]
+
+
+def test_a_run_of_every_shape_is_written_alike(tmp_path, monkeypatch):
+    """Errors between the cases (rows left out of the frame), texts JSON escapes, floats of every kind, verdicts
+    none, empty and several, extras of every kind and a conversation's carried fields."""
+    document = synthetic_run(60, seed=7)
+    document["schema_version"] = 3
+    for i, case in enumerate(document["cases"]):
+        text = HOSTILE[i % len(HOSTILE)]
+        case["response"], case["task"] = text + case["response"], None if i % 4 == 0 else text
+        case["risk_score"] = [0.0, -0.0, 1e-7, 0.1 + 0.2, 1.0, 5e-324][i % 6]
+        if i % 9 == 0:
+            case.update(passed=None, risk_score=None, error=text or "timeout")
+        if i % 3 == 0:
+            case["verdicts"] = {text or "j": {"passed": None, "score": -0.0, "explanation": text}, "k": {}}
+        elif i % 3 == 1:
+            case["verdicts"] = {}
+        if i % 5 == 0:
+            case.update(strategy=text, plugin="p", tags=[text, "t"], mine={"n": [1, None, 2.5], "s": text})
+        if i % 7 == 0:
+            case["probe_group"] = "g" + text
+        case["detected_failure_modes"] = ["refusal_bypass", text] if i % 8 == 0 else []
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert written(path, monkeypatch, rows=4)
+
+
+def _table(extras, verdicts):
+    n = len(extras)
+    kind = pa.list_(
+        pa.struct(
+            [("judge", pa.string()), ("passed", pa.bool_()), ("score", pa.float64()), ("explanation", pa.string())]
+        )
+    )
+    return pa.table(
+        {
+            "probe_id": [f"p{i}" for i in range(n)],
+            "category": ["c"] * n,
+            "severity": ["low"] * n,
+            "passed": [True] * n,
+            "risk_score": [math.nan, 0.5, -0.0][:n] + [0.25] * (n - 3),
+            "task": pa.array([None] * n, pa.string()),
+            "verdicts": pa.array(verdicts, kind),
+            "extra": pa.array(extras, pa.string()),
+        }
+    )
+
+
+def test_cases_the_columns_cannot_make_are_made_case_by_case():
+    """An extra naming a field of the table's or a key the writer adds, a judge named twice or not at all: those
+    cases (or that chunk) are made the per-case way, as the per-case writer makes them."""
+    v = {"judge": "j", "passed": True, "score": 1.0, "explanation": None}
+    extras = ['{"task": "mine"}', '{"derived_failure_modes": ["x"], "z": 1}', '{"weighted_risk": 3}', None, '{"q": 2}']
+    unused = {"none": ("error", "strategy", "task"), "empty": ("verdicts",)}
+
+    def shape(record):
+        return record
+
+    for verdicts in ([[v], None, [], [v, {**v, "judge": "k"}], [v]], [[v, v], None, [], [], [{**v, "judge": None}]]):
+        table = _table(extras, verdicts)
+        added = ([1.0, 2.0, math.nan, 0.5, 1.5], [0.1, math.nan, -0.0, 1e-7, 2.0], [[], ["a"], [], ["b", '"'], []])
+        made = case_lines._chunk(table, added, "t", 0, shape=shape, **unused)
+        by_case = [case_lines._per_case(table, i, added, "t", 0, shape=shape, **unused) for i in range(5)]
+        assert made == by_case
+        assert json.loads(made[1])["derived_failure_modes"] == ["a"] and json.loads(made[1])["z"] == 1
+        assert json.loads(made[0])["risk_score"] is None and "task" not in json.loads(made[3])
+
+
+def test_an_extra_msgspec_does_not_encode_is_made_case_by_case():
+    v = {"judge": "j", "passed": True, "score": 1.0, "explanation": None}
+    table = _table(['{"big": 123456789012345678901234567890}', None, '{"s": "\\u2028\\u007f"}'], [[v], None, []])
+    added = ([1.0, 2.0, 0.5], [0.1, 0.2, 0.3], [[], [], []])
+    unused = {"none": ("error",), "empty": ("verdicts",)}
+    made = case_lines._chunk(table, added, "t", 0, shape=lambda r: r, **unused)
+    assert made == [case_lines._per_case(table, i, added, "t", 0, shape=lambda r: r, **unused) for i in range(3)]
+    assert '"big":123456789012345678901234567890' in made[0] and "\\u2028\\u007f" in made[2]
