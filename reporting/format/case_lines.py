@@ -22,7 +22,7 @@ from reporting.format.parquet import REQUIRED, plain_json_once
 from reporting.format.table_records import DEFAULTS, FIELD_SET, FIELDS, dumped_rows, unused_left_out
 from reporting.format.writing import _encode, dumps_line, unsafe_escaped
 
-ROWS = 1 << 15  # cases made at once: their texts are held twice while a chunk's lines are joined
+ROWS = 4096  # cases made at once (a chunk's texts are held several times over while its lines are joined)
 ADDED = ("severity_weight", "weighted_risk", "derived_failure_modes")  # what the writer puts in each case
 _TEXT = {"probe_id", "category", "severity", "task", "probe_input", "response", "explanation", "error"}
 _TEXT |= {"probe_group", "source_id"}
