@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from test_columnar_v3 import PEER_FILES, VARIATIONS, _run, imported  # noqa: F401 - the module's fixture
+from test_columnar_v3 import PEER_FILES, VARIATIONS, imported, variation_file  # noqa: F401 - the module's fixture
+from test_table_run import WHOLE
 
 import reporting
 from reporting.format import case_lines
@@ -45,24 +46,22 @@ def written(path: Path, monkeypatch=None, rows: int = 0) -> bool:
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_a_sample_run_is_written_alike(path, monkeypatch):
-    written(path, monkeypatch, rows=7)
+    conversation = '"messages"' in path.read_text()  # the agent run: read case by case
+    assert written(path, monkeypatch, rows=7) != conversation
 
 
 @pytest.mark.parametrize("name", PEER_FILES)
 def test_an_imported_run_is_written_alike(imported, name, monkeypatch):  # noqa: F811
-    assert all(written(path) or True for path in imported[name])
     for path in imported[name]:
-        written(path, monkeypatch, rows=3)
+        text = path.read_text()  # a conversation's turns, a limit, a whole-number score: read case by case
+        whole = '"messages"' not in text and '"limit"' not in text and name not in WHOLE
+        assert written(path) == whole
+        assert written(path, monkeypatch, rows=3) == whole
 
 
 @pytest.mark.parametrize("name", [n for n in VARIATIONS if VARIATIONS[n][2] is None])
 def test_hostile_runs_are_written_alike(imported, tmp_path, name, monkeypatch):  # noqa: F811
-    run, change, _ = VARIATIONS[name]
-    document = _run(imported, run)
-    if change is not None:
-        document = change(document)
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(document), encoding="utf-8", errors="surrogatepass")
+    path = variation_file(imported, tmp_path, name)
     if reporting.load_run(str(path)).ok:
         written(path, monkeypatch, rows=2)
 

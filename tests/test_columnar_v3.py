@@ -303,8 +303,8 @@ VARIATIONS = {
 READ = set(list(VARIATIONS)[: list(VARIATIONS).index("big score")])  # the runs before it are valid and read
 
 
-@pytest.mark.parametrize("name", list(VARIATIONS))
-def test_hostile_variations_are_read_alike_or_handed_back(imported, tmp_path, name):
+def variation_file(imported, folder: Path, name: str) -> Path:
+    """The run of ``VARIATIONS[name]`` written to ``folder``/run.json."""
     run, change, change_text = VARIATIONS[name]
     document = _run(imported, run)
     if change is not None:
@@ -312,8 +312,14 @@ def test_hostile_variations_are_read_alike_or_handed_back(imported, tmp_path, na
     text = json.dumps(document)
     if change_text is not None:
         text = change_text(text)
-    path = tmp_path / "run.json"
+    path = folder / "run.json"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    return path
+
+
+@pytest.mark.parametrize("name", list(VARIATIONS))
+def test_hostile_variations_are_read_alike_or_handed_back(imported, tmp_path, name):
+    path = variation_file(imported, tmp_path, name)
     fast, slow = _read_both(path)
     if slow.problems or not slow.ok:
         assert name not in READ, slow.problems

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from test_columnar import per_record
-from test_columnar_v3 import PEER_FILES, VARIATIONS, _run, imported  # noqa: F401 - the module's fixture
+from test_columnar_v3 import PEER_FILES, VARIATIONS, imported, variation_file  # noqa: F401 - the module's fixture
 
 import reporting
 from reporting.analysis.metrics import aggregate_metrics, cases_frame, error_frame
@@ -94,12 +94,7 @@ def test_a_run_with_errors_given_weights_and_stored_figures_is_read_alike(tmp_pa
 
 @pytest.mark.parametrize("name", [n for n in VARIATIONS if VARIATIONS[n][2] is None][:12])
 def test_hostile_imported_runs_read_by_columns_are_read_alike(imported, tmp_path, name):  # noqa: F811
-    run, change, _ = VARIATIONS[name]
-    document = _run(imported, run)
-    if change is not None:
-        document = change(document)
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(document), encoding="utf-8", errors="surrogatepass")
+    path = variation_file(imported, tmp_path, name)
     fast, slow = reporting.load_run(str(path)), per_record(path)
     assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
     if slow.ok:
