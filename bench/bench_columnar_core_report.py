@@ -77,6 +77,13 @@ profiles from a scratch environment):
   the Parquet table (read a row group at a time, then the case frame) and after 34 s on the 9 GB JSON Lines file
   (read whole into memory first, as the finding below says). Neither opens within the target's 4 GB: the
   dashboard still builds a pandas case frame of every case.
+- (23:07 column, a990ce3) The machine was slower than at 20:20 (the same `json.load` took 19.4 s, not 12.2 s:
+  perhaps another tenant's work), so read this column by its ratios and its memory, not its seconds. Since 20:20: a
+  writer makes each case's record from the table a column at a time (`table_records.dumped_rows`: lists from their
+  offsets, verdicts from their struct fields, one `dict(zip())` a case, unused fields never put in); `recompute`
+  of a large run writes its cases' JSON over whole columns (`format/case_lines.py`, 4,096 cases a chunk; the same
+  bytes as the per-case writer); the case frame's list columns are made from their offsets, every empty list one
+  shared list. On the 100k run the write of the cases took 1.31 s -> 0.98 s (best of 3 each, one process).
 
 Findings of the first run (2026-11-25, profiles by py-spy from a scratch environment, 17:58-18:37 UTC):
 
