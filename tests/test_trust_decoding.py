@@ -620,20 +620,21 @@ QUICK_CASES = [
 
 @pytest.mark.parametrize("data", QUICK_CASES, ids=range(len(QUICK_CASES)))
 def test_strict_loads_read_by_msgspec_is_what_the_strict_decoder_reads(monkeypatch, data):
-    """``strict_loads`` reads with msgspec first (``_quick``) and with the strict decoder where msgspec's value
-    might differ: the value and the problems are the strict decoder's, for every text, bytes or str."""
+    """``strict_loads`` reads with msgspec first (``quick_json.read_quickly``) and with the strict decoder where
+    msgspec's value might differ: the value and the problems are the strict decoder's, for every text, bytes or
+    str."""
     from reporting.format import strict_json
 
     for given in (data, data.decode("utf-8", "surrogateescape")):
         quick = strict_json.strict_loads("f", given)
         with monkeypatch.context() as patched:
-            patched.setattr(strict_json, "_quick", lambda data: None)
+            patched.setattr(strict_json, "read_quickly", lambda data: None)
             strict = strict_json.strict_loads("f", given)
         assert (repr(quick[0]), [str(p) for p in quick[1]]) == (repr(strict[0]), [str(p) for p in strict[1]])
 
 
 def test_msgspec_reads_what_it_can_and_leaves_the_rest():
-    from reporting.format.strict_json import _quick
+    from reporting.format.quick_json import read_quickly as _quick
 
     assert _quick(QUICK_CASES[0]) is not None and _quick(QUICK_CASES[5]) is None  # an escaped colon: strict
     assert _quick(b'{"t": "02:21:36", "k:y": {"x": "::"}}') == ({"t": "02:21:36", "k:y": {"x": "::"}},)

@@ -11,6 +11,7 @@ import threading
 from typing import Any, Optional, Union
 
 from reporting.format.problems import FileTooLarge, Problem, read_file_bytes, unreadable
+from reporting.format.quick_json import read_quickly
 from reporting.format.schema import MAX_INTEGER
 
 MAX_EXTRA_DEPTH = 64  # nesting allowed inside carried-through free-form fields
@@ -284,7 +285,7 @@ def strict_loads(
     of each thing wrong. Never raises on any input."""
     depth = nesting_depth(data, max_depth)
     if depth <= max_depth:
-        quick = _quick(data)
+        quick = read_quickly(data)
         if quick is not None:
             return quick[0], []
     text, problems = utf8_text(file, data, path)
@@ -317,60 +318,6 @@ def strict_loads(
 
 
 _PER_THREAD = threading.local()
-# Every digit a 0, a point and an exponent's letter kept, every other byte a space: a JSON integer of 16 digits or
-# more (perhaps beyond 2^53) is then a run of 16 zeros or more between spaces (or an end); a float's digits touch
-# its point or its exponent. (Digits in a string may look the same: read by the strict decoder all the same.)
-_NUMBERS = bytes(ord("0") if chr(b).isdigit() and b < 128 else b if b in b".eE" else ord(" ") for b in range(256))
-_SIXTEEN = b"0" * 16
-
-
-def _whole_16(raw: bytes) -> bool:
-    """Whether ``raw`` may hold an integer of 16 digits or more (a regular expression took 0.3 ms a sample)."""
-    text = raw.translate(_NUMBERS)
-    at = text.find(_SIXTEEN)
-    while at >= 0:
-        start, end = at, at + 16
-        while start > 0 and text[start - 1] == 0x30:
-            start -= 1
-        while end < len(text) and text[end] == 0x30:
-            end += 1
-        if (start == 0 or text[start - 1] == 0x20) and (end == len(text) or text[end] == 0x20):
-            return True
-        at = text.find(_SIXTEEN, end)
-    return False
-
-
-def _quick(data: Union[bytes, str]) -> Optional[tuple[Any]]:
-    """``(value,)`` when msgspec's decoder (twice as fast as Python's with the strict hooks) reads ``data`` and the
-    strict decoder would read the same value without a problem; None when it might not (the strict decoder then
-    reads it and names why).
-
-    msgspec refuses what the strict decoder refuses (invalid UTF-8, lone surrogates, NaN and Infinity, numbers out
-    of float range, control characters), but keeps the last of a key given twice and reads integers of any size;
-    nesting is measured before. An integer beyond 2^53 is 16 digits or more with no point or exponent. A key given
-    twice is told by the colons: every key has one, every other colon is in a string, and msgspec's encoding of
-    the value writes each colon as it is; with no colon written as an escape, the text holds as many colons as that
-    encoding only when no key was dropped (a dropped key takes its colon, and its value's, with it)."""
-    made = getattr(_PER_THREAD, "msgspec", None)
-    if made is None:
-        import msgspec
-
-        made = _PER_THREAD.msgspec = (
-            msgspec.json.Decoder(),
-            msgspec.json.Encoder(),
-            (msgspec.DecodeError, msgspec.ValidationError),
-        )
-    decoder, encoder, refused = made
-    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    if b"\\u003a" in raw or b"\\u003A" in raw:
-        return None
-    if _whole_16(raw):  # (a float's many digits are msgspec's to read)
-        return None
-    try:
-        value = decoder.decode(raw)
-        return (value,) if encoder.encode(value).count(b":") == raw.count(b":") else None
-    except (*refused, UnicodeError, RecursionError, ValueError, TypeError, OverflowError):
-        return None
 
 
 def _decoder() -> tuple[json.JSONDecoder, list[bool], list[bool]]:
