@@ -23,7 +23,7 @@ import io
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from reporting.format.columnar_checks import CHECKED, ColumnarRun, NotMine, finish, mentions
 from reporting.format.columnar_v3 import case_keys, nested, parse_fields, read_schema
@@ -69,17 +69,20 @@ def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[C
         if path.lower().endswith((".jsonl", ".ndjson")):
             return _read_lines(path, columns)
         with open(path, "rb") as handle:
-            data = handle.read()
-        return _read_document(data, path, columns)
+            box = [handle.read()]
+        return _read_document(box, path, columns)
     except (NotMine, OSError, UnicodeDecodeError):
         return None
 
 
-def read_document(data: bytes, label: str) -> Optional[ColumnarRun]:
+def read_document(data: Union[bytes, list[bytes]], label: str) -> Optional[ColumnarRun]:
     """A RunLens JSON document already read into ``data`` as an Arrow case table, or None when the per-record
-    reader must read it (the reading of a run by its content, ``reporting.sources.reading``, asks this first)."""
+    reader must read it (the reading of a run by its content, ``reporting.sources.reading``, asks this first).
+    ``data`` in a list: the reader takes the bytes out and lets them go once every case is parsed, before the
+    checks over whole columns (a million cases' file is a gigabyte beside the table); the list is then empty, even
+    when the run is handed back, and the caller reads the file again."""
     try:
-        return _read_document(data, label, None)
+        return _read_document(data if isinstance(data, list) else [data], label, None)
     except (NotMine, UnicodeDecodeError):
         return None
 
@@ -90,9 +93,10 @@ def _arrow_error():
     return (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
 
 
-def _read_document(data: bytes, label: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
+def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
     import msgspec
 
+    data = box[0]
     from reporting.format.migrate import check_version, upgrade
     from reporting.format.reading import _check_header
     from reporting.format.strict_json import parse_json_text
@@ -129,6 +133,7 @@ def _read_document(data: bytes, label: str, columns: Optional[Sequence[str]]) ->
     schema = _parse_schema(version)
     batches = []
     explicit: dict[str, int] = {}  # per name of CHECKED: the cases whose null is written ``null``
+    chunk: list = []
     for chunk, lines, parsed in _parsed_chunks(raws, schema):
         table, every_key_known = parsed.result()
         # A chunk whose every key Arrow's schema names has no extras: each case's keys are decoded only where a
@@ -140,7 +145,8 @@ def _read_document(data: bytes, label: str, columns: Optional[Sequence[str]]) ->
             done = end
         del lines, keys, parsed, table
     n = len(raws)
-    del raws
+    del raws, chunk, data  # (each case's raw bytes were a view into the document)
+    box.clear()
     import pyarrow as pa
 
     table = pa.Table.from_batches(batches, schema=read_schema(schema))

@@ -66,11 +66,24 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
     # A Parquet case table, or another tool's file (some are ZIP archives): recognised by content.
     imported = import_document(data, label, model)
     if imported is None:
-        fast = _columnar(source, data, label)
+        # A file is read again if need be: the columnar reader lets the bytes go once it has parsed the cases (a
+        # million cases' file is a gigabyte beside the table), and then may hand the run back. Bytes or a stream
+        # given are kept here, the per-record reader's should it need them.
+        box, kept = [data], (None if isinstance(source, (str, os.PathLike)) else data)
+        del data
+        fast = _columnar(source, box, label)
         if fast is not None:
             return LoadResult(label, run_of_table(fast), [], fast.cases)
-        box = [data]
-        del data  # the reader lets the bytes go once decoded: no reference is kept here
+        if not box and kept is not None:
+            box.append(kept)
+        elif not box:  # (the file may have changed since: what is read now is what the per-record reader reads)
+            try:
+                label, again = _read_source(source, name)
+            except (OSError, FileTooLarge) as exc:
+                return LoadResult(label, None, [unreadable(label, exc)])
+            box.append(again)
+            del again
+        del kept  # the per-record reader lets the bytes go once decoded: no reference is kept here
         return load_document(label, box)
     del data
     document, _, problems = imported
@@ -92,14 +105,16 @@ def _whole_score(data: bytes) -> bool:
     return any(m.start() == 0 or data[m.start() - 1] != 0x5C for m in _WHOLE_SCORE.finditer(data))
 
 
-def _columnar(source: Source, data: bytes, label: str) -> Optional[ColumnarRun]:
+def _columnar(source: Source, box: list[bytes], label: str) -> Optional[ColumnarRun]:
     """The run as the columnar reader reads it (a table, no object per case), or None: it reads only what it can
     vouch for and what its table keeps whole, and the per-record reader reads (and names the problems of) the
-    rest."""
+    rest. ``box``: the file's bytes, which a document's reader takes out and lets go (the box is then empty)."""
+    data = box[0]
     if b'"messages"' in data or b'"limit"' in data or _whole_score(data):
         return None
     if data.lstrip()[:1] == b"{":
-        return read_document(data, label)
+        del data
+        return read_document(box, label)
     if isinstance(source, (str, os.PathLike)) and str(source).lower().endswith((".jsonl", ".ndjson")):
         return read_table(str(source))
     return None
