@@ -9,7 +9,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
-from reporting.format.parquet import V3_FIELDS, plain_json_once
+from reporting.format.parquet import LISTS, V3_FIELDS, plain_json_once
 from reporting.format.schema import Case, Limit, Message, Verdict
 from reporting.format.table_records import python_values
 from reporting.format.table_run import TableCases
@@ -116,7 +116,7 @@ def table_columns(
             data[name] = pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(bool)
         elif name == "verdicts":
             data[name] = _objects(_verdicts(column.to_pylist()))
-        elif name in ("matched_safe_patterns", "matched_unsafe_patterns", "detected_failure_modes", "failure_modes"):
+        elif name in LISTS:
             data[name] = _objects(python_values(column, empty=empty))
         elif name == "probe_id":  # one a case: nothing to share
             data[name] = _objects(column.to_numpy(zero_copy_only=False))

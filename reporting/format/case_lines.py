@@ -19,17 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from reporting.format.parquet import REQUIRED, plain_json_once
-from reporting.format.table_records import DEFAULTS, FIELD_SET, FIELDS, dumped_rows, unused_left_out
+from reporting.format.parquet import CASE_COLUMNS, LISTS, REQUIRED, plain_json_once
+from reporting.format.table_records import DEFAULTS, FIELD_SET, FIELDS, dumped_rows, offsets_from_zero, unused_left_out
 from reporting.format.writing import _encode, dumps_line, unsafe_escaped
 
 ROWS = 4096  # cases made at once (a chunk's texts are held several times over while its lines are joined)
 ADDED = ("severity_weight", "weighted_risk", "derived_failure_modes")  # what the writer puts in each case
-_TEXT = {"probe_id", "category", "severity", "task", "probe_input", "response", "explanation", "error"}
-_TEXT |= {"probe_group", "source_id"}
-_LISTS = {"matched_safe_patterns", "matched_unsafe_patterns", "detected_failure_modes", "failure_modes"}
-_KNOWN = _TEXT | _LISTS | {"passed", "boundary_or_refusal_signal", "risk_score", "severity_weight", "weighted_risk"}
-_KNOWN |= {"safe_signal_hits", "unsafe_signal_hits", "verdicts", "extra", "run_key"}
+_KNOWN = frozenset(CASE_COLUMNS)  # the case table's columns
+_TEXT = {name for name, kind in CASE_COLUMNS.items() if kind == "string"} - {"run_key", "extra"}
+_LISTS = frozenset(LISTS)
 # The fields after the table's own, which a case's ``extra`` carries (in the schema's order, last).
 CARRIED = tuple(name for name in FIELDS if name not in _KNOWN)
 assert FIELDS[len(FIELDS) - len(CARRIED) :] == CARRIED, "the carried fields are the schema's last"
@@ -271,8 +269,7 @@ def _floats(values):
 def _rebased(values):
     import pyarrow as pa
 
-    offsets = values.offsets.to_numpy()
-    return pa.array((offsets - offsets[0]).astype(np.int32), pa.int32())
+    return pa.array(offsets_from_zero(values).astype(np.int32), pa.int32())
 
 
 def _text_lists(values):

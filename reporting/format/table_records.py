@@ -63,12 +63,12 @@ def dumped_rows(
     own = {c for c in keep if c != "extra"}
     # Per distinct decoded extra (shared by the rows of one text): whether it names a column (made the per-row way)
     # and its keys that are no field of the schema (the case's own extras, in the text's order).
-    verdict_of: dict[int, tuple[bool, list[tuple[str, Any]]]] = {}
+    per_extra: dict[int, tuple[bool, list[tuple[str, Any]]]] = {}
     for extra in extras:
-        if extra is not None and id(extra) not in verdict_of:
+        if extra is not None and id(extra) not in per_extra:
             named = isinstance(extra, dict) and not own.isdisjoint(extra)
             tail = [(k, v) for k, v in extra.items() if k not in FIELD_SET] if isinstance(extra, dict) else []
-            verdict_of[id(extra)] = (named, tail)
+            per_extra[id(extra)] = (named, tail)
     carried = {k for extra in extras if isinstance(extra, dict) for k in extra}
     values = []
     for name in FIELDS:
@@ -108,7 +108,7 @@ def dumped_rows(
     for i, extra in enumerate(extras):
         if extra is None:
             continue
-        named, tail = verdict_of[id(extra)]
+        named, tail = per_extra[id(extra)]
         if named:
             problems: list[Any] = []
             record = dump_row(case_records(rows.slice(i, 1), label, problems, first=first + i, ours=True)[0])
@@ -122,10 +122,14 @@ def _single(column: Any) -> Any:
     return column.combine_chunks() if hasattr(column, "combine_chunks") else column
 
 
-def _spans(array: Any) -> list[int]:
+def offsets_from_zero(array: Any) -> Any:
     """A list array's row boundaries in its flattened values (``array.flatten()``, which starts at the slice)."""
     offsets = array.offsets.to_numpy()
-    return (offsets - offsets[0]).tolist()
+    return offsets - offsets[0]
+
+
+def _spans(array: Any) -> list[int]:
+    return offsets_from_zero(array).tolist()
 
 
 def python_values(column: Any, empty: Optional[list] = None) -> list[Any]:
