@@ -65,6 +65,67 @@ def _verdicts(rows: list[Optional[list[dict[str, Any]]]]) -> list[dict[str, Verd
     return out
 
 
+_BITS = 62  # numbers of verdicts and rows stay below 2**_BITS (int64)
+
+
+def _verdict_maps(column: Any) -> Any:
+    """``_verdicts`` of a verdicts column, each distinct row made into Python objects once (a million garak cases
+    hold a few hundred distinct rows of verdicts). Rows are told apart by numbers: each verdict's judge, passed,
+    score and explanation numbered by their distinct values, a row by its verdicts' numbers in order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    n = len(values)
+    lengths = pc.fill_null(pc.list_value_length(values), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    widest = int(lengths.max()) if n else 0
+    codes = _verdict_codes(values.flatten()) if 0 < widest <= 16 else None
+    if codes is None:  # no verdicts at all, or rows too wide or values too many to number: each row as it is
+        return _verdicts(values.to_pylist()) if widest else [{}] * n
+    starts = np.cumsum(lengths) - lengths
+    owner = np.repeat(np.arange(n), lengths)
+    rows = np.zeros((n, widest), dtype=np.int64)  # 0: no verdict in this place
+    rows[owner, np.arange(len(owner)) - starts[owner]] = codes + 1
+    size = int(codes.max()) + 2
+    if size**widest < 1 << _BITS:  # a row as one number: told apart by hashing, not sorting
+        key = rows[:, 0].copy()
+        for place in range(1, widest):
+            key = key * size + rows[:, place]
+        which = pd.factorize(key)[0]  # numbered in order of first appearance
+        first = pd.Series(which).drop_duplicates().index.to_numpy()
+    else:
+        _, first, which = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    made = np.empty(len(first), dtype=object)
+    made[:] = _verdicts(pc.take(values, pa.array(first)).to_pylist())
+    return made[which.reshape(-1)]
+
+
+def _verdict_codes(items: Any) -> Optional[np.ndarray]:
+    """One number per verdict (a struct of the flattened column), equal for equal verdicts; None when the
+    distinct values are too many to number in 62 bits."""
+    import pyarrow.compute as pc
+
+    judge, passed, score, explanation = items.flatten()
+    parts = []
+    for texts in (judge, explanation):
+        encoded = pc.dictionary_encode(texts)
+        size = len(encoded.dictionary) + 1  # the last: null
+        parts.append((pc.fill_null(encoded.indices, size - 1).to_numpy(zero_copy_only=False), size))
+    parts.append((pc.fill_null(pc.cast(passed, "int8"), 2).to_numpy(zero_copy_only=False), 3))
+    numbers = score.to_numpy(zero_copy_only=False).astype(np.float64)
+    index, distinct = pd.factorize(numbers.view(np.int64))  # by bits: -0.0 is not 0.0
+    parts.append((index, len(distinct)))
+    parts.append((score.is_null().to_numpy(zero_copy_only=False), 2))
+    code = np.zeros(len(items), dtype=np.int64)
+    radix = 1
+    for part, size in parts:
+        radix *= size
+        if radix >= 1 << _BITS:
+            return None
+        code = code * size + part.astype(np.int64)
+    return code
+
+
 def _v3(name: str, value: Any) -> Any:
     if value is None:
         return None
@@ -93,16 +154,14 @@ def table_columns(
         positions = np.flatnonzero(keep.to_numpy(zero_copy_only=False)).astype(np.int64)
         table, given = table.filter(keep), given.filter(keep)
     n = table.num_rows
-    decode = plain_json_once()  # each distinct extra decoded once, shared by the rows that hold it
-    parsed = [decode(text) for text in _shared_texts(table.column("extra"))]
-    del decode
+    distinct, index = _distinct_extras(table.column("extra"))
     data: dict[str, Any] = {}
     empty: list = []  # held by every case whose list is empty (a derived mode replaces a case's list, never appends)
-    any_fields = any(parsed)
+    any_fields = any(distinct)
     for name in Case.model_fields:
-        if name in V3_FIELDS:
-            values = [_v3(name, fields.get(name)) for fields in parsed] if any_fields else [None] * n
-            data[name] = _objects(values)
+        if name in V3_FIELDS:  # made once per distinct extra, shared by its rows
+            values = _objects([_v3(name, fields.get(name)) for fields in distinct]) if any_fields else None
+            data[name] = _objects([None] * n) if values is None else pd.Series(values.to_numpy()[index], dtype=object, copy=False)
             continue
         if name in _TEXTS and not texts:
             data[name] = _objects([None] * n)
@@ -115,7 +174,7 @@ def table_columns(
         elif name in _BOOL:
             data[name] = pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(bool)
         elif name == "verdicts":
-            data[name] = _objects(_verdicts(column.to_pylist()))
+            data[name] = _objects(_verdict_maps(column))
         elif name in LISTS:
             data[name] = _objects(python_values(column, empty=empty))
         elif name == "probe_id":  # one a case: nothing to share
@@ -123,8 +182,28 @@ def table_columns(
         else:
             data[name] = _shared_texts(column)
     unknown: dict[int, dict[str, Any]] = {}  # per decoded value (by identity: shared as the values are)
-    for fields in parsed:
+    for fields in distinct:
         if id(fields) not in unknown:
             unknown[id(fields)] = {k: v for k, v in fields.items() if k not in V3_FIELDS}
-    extras = tuple(unknown[id(fields)] for fields in parsed)
+    extras = tuple(_objects([unknown[id(fields)] for fields in distinct]).to_numpy()[index])
     return data, extras, positions
+
+
+def _distinct_extras(column: Any) -> tuple[list[Any], np.ndarray]:
+    """The decoded values of a column of ``extra`` texts, one per distinct text of each chunk ({} for a null), and
+    each row's place among them: rows with the same ``extra`` (a garak probe's tags, strategy and plugin over its
+    attempts) share one decoded value, which nothing changes."""
+    import pyarrow.compute as pc
+
+    decode = plain_json_once()  # a text found in several chunks is decoded once too
+    distinct: list[Any] = []
+    index = np.empty(len(column), dtype=np.int64)
+    at = 0
+    for chunk in column.chunks:
+        encoded = pc.dictionary_encode(chunk)
+        found = encoded.dictionary.to_pylist()
+        where = pc.fill_null(encoded.indices, len(found)).to_numpy(zero_copy_only=False)
+        index[at : at + len(chunk)] = where + len(distinct)
+        distinct += [decode(text) for text in found] + [decode(None)]
+        at += len(chunk)
+    return distinct, index

@@ -146,7 +146,7 @@ def _lines(part, added, carried, none, empty, wide):
                 continue  # every case leaves it out
             value = pa.array([dumps_line(fallback)] * n, pa.string())
         elif name == "verdicts":
-            value = _verdicts(part.column(name).combine_chunks())
+            value = verdicts_json(part.column(name).combine_chunks())
             if value is None:
                 return None
         else:
@@ -289,7 +289,7 @@ def _lists_of(rows: list) -> Any:
     return _text_lists(pa.array(rows, pa.list_(pa.string())))
 
 
-def _verdicts(values):
+def verdicts_json(values):
     """Each case's verdicts as the JSON object ``verdict_map`` makes, judge -> verdict (null where it has none);
     None where a judge has no name or is named twice in a case (``verdict_map`` would merge them)."""
     import pyarrow as pa

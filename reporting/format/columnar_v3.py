@@ -175,22 +175,28 @@ def _is_null(raw: Any) -> bool:
 
 
 def _verdicts(n: int, rows: list[int], raws: list):
-    """The verdicts column: each case's judges in the order written, as ``case_table`` writes them."""
+    """The verdicts column: each case's judges in the order written, as ``case_table`` writes them. Each distinct
+    text of verdicts is decoded and checked once (a detector's verdicts repeat over a run's attempts) and the
+    rows take their lists from the distinct ones."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     kind = _arrow_type(CASE_COLUMNS["verdicts"])
-    counts = np.zeros(n, dtype=np.int64)
+    distinct: dict[bytes, int] = {}
+    which = np.fromiter((distinct.setdefault(bytes(raw), len(distinct)) for raw in raws), np.int64, len(raws))
+    unique = list(distinct)
+    del distinct
+    counts = np.zeros(len(unique) + 1, dtype=np.int64)  # the last: the empty list of a case without verdicts
     judges: list[str] = []
     fields: list[list[Any]] = [[], [], []]  # passed, score, explanation
-    if rows:
-        joined = b"[" + b",".join(raws) + b"]"
+    if unique:
+        joined = b"[" + b",".join(unique) + b"]"
         try:
             maps = msgspec.json.decode(joined, type=list[dict[str, _Verdict]])
         except _DECODE:
             raise NotMine from None
-        for at, verdicts in zip(rows, maps):
-            counts[at] = len(verdicts)
+        counts[:-1] = [len(verdicts) for verdicts in maps]
         judges = [judge for verdicts in maps for judge in verdicts]
         every = [verdict for verdicts in maps for verdict in verdicts.values()]
         del maps
@@ -202,7 +208,7 @@ def _verdicts(n: int, rows: list[int], raws: list):
         fields = [[None if value is UNSET else value for value in values] for values in fields]
         if any(score is not None and not -MAX_INTEGER <= score <= MAX_INTEGER for score in fields[1]):
             raise NotMine
-    offsets = np.zeros(n + 1, dtype=np.int32)
+    offsets = np.zeros(len(counts) + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
     values = pa.StructArray.from_arrays(
         [
@@ -213,7 +219,10 @@ def _verdicts(n: int, rows: list[int], raws: list):
         ],
         fields=list(kind.value_type),
     )
-    return pa.ListArray.from_arrays(pa.array(offsets), values, type=kind)
+    lists = pa.ListArray.from_arrays(pa.array(offsets), values, type=kind)
+    index = np.full(n, len(unique), dtype=np.int64)
+    index[np.asarray(rows, dtype=np.int64)] = which
+    return pc.take(lists, pa.array(index))
 
 
 @functools.cache

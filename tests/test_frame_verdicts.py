@@ -1,0 +1,121 @@
+"""The case frame's verdicts column made from a table's verdicts (``table_frame._verdict_maps``): each distinct row
+of verdicts made once, told apart by numbers, is row for row what making every row on its own gives."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pyarrow as pa
+import pytest
+
+from reporting.analysis import table_frame
+from reporting.analysis.table_frame import _verdict_maps, _verdicts
+from reporting.format.parquet import CASE_COLUMNS
+from reporting.format.columnar_v3 import _arrow_type
+
+KIND = _arrow_type(CASE_COLUMNS["verdicts"])
+
+
+def _column(rows):
+    return pa.array(rows, KIND)
+
+
+def _same(rows):
+    got = list(_verdict_maps(_column(rows)))
+    want = _verdicts(rows)
+    assert len(got) == len(want) == len(rows)
+    for g, w in zip(got, want):
+        assert list(g) == list(w)  # judges, in order
+        for judge in w:
+            a, b = g[judge], w[judge]
+            assert (a.passed, a.explanation) == (b.passed, b.explanation)
+            assert (a.score is None) == (b.score is None)
+            if b.score is not None:
+                assert a.score == b.score and math.copysign(1, a.score) == math.copysign(1, b.score)
+    return got
+
+
+def v(judge, passed=True, score=0.5, explanation=None):
+    return {"judge": judge, "passed": passed, "score": score, "explanation": explanation}
+
+
+def test_rows_alike_share_one_mapping_and_rows_unlike_do_not():
+    rows = [
+        [v("a"), v("b", False, 1.0)],
+        None,
+        [v("a"), v("b", False, 1.0)],
+        [],
+        [v("b", False, 1.0), v("a")],  # the same verdicts in another order: another row
+        [v("a", score=0.0)],
+        [v("a", score=-0.0)],  # equal as numbers (``_verdicts`` gives both the first's mapping), not as bits
+        [v("a", score=None)],
+        [v("a", passed=None)],
+        [v("a", explanation="x")],
+        [v("a", explanation=None)],
+        [v(None)],  # a judge without a name
+        [v("a"), v("a", False)],  # a judge named twice: merged as making the row alone merges it
+    ]
+    got = _same(rows)
+    assert got[0] is got[2]
+    assert got[1] is got[3] and got[1] == {}
+    assert len({id(m) for m in got}) == len(rows) - 3
+    assert list(got[4]) == ["b", "a"] and got[4] is not got[0]
+    assert got[5] is got[6]
+    assert list(got[12]) == ["a"] and got[12]["a"].passed is False
+
+
+def test_no_verdicts_at_all_and_an_empty_column():
+    assert _same([None, [], None]) == [{}, {}, {}]
+    assert _same([]) == []
+
+
+def test_rows_wider_than_sixteen_verdicts_are_made_one_by_one():
+    wide = [v(f"judge-{i}", i % 2 == 0, i / 20) for i in range(20)]
+    got = _same([wide, wide[:3], wide])
+    assert list(got[0]) == [f"judge-{i}" for i in range(20)]
+
+
+def test_rows_too_many_to_number_as_one_are_sorted_and_values_too_many_made_one_by_one(monkeypatch):
+    # 5 verdicts a row of 3,000 distinct codes: beyond 62 bits as one number, so rows are told apart by sorting
+    rows = [[v(f"j{i}", None, i + 0.25, f"e{i}")] * 5 for i in range(3_000)] * 2
+    got = _same(rows)
+    assert got[0] is got[3_000] and got[0] is not got[1]
+    # the verdicts' own values too many to number: each row made on its own, the same verdicts
+    monkeypatch.setattr(table_frame, "_BITS", 8)
+    assert table_frame._verdict_codes(_column(rows[:300]).flatten()) is None
+    _same(rows[:300])
+
+
+def test_random_rows_agree_with_making_each_row():
+    rng = random.Random(7)
+    judges, notes = ["a", "b", "c", None], [None, "", "x", "é", "\x00"]
+    rows = []
+    for _ in range(3000):
+        k = rng.choice([0, 0, 1, 2, 3])
+        rows.append(
+            None
+            if k == 0 and rng.random() < 0.5
+            else [
+                v(rng.choice(judges), rng.choice([True, False, None]), rng.choice([None, 0.0, -0.0, 1.0, 1e300]),
+                  rng.choice(notes))
+                for _ in range(k)
+            ]
+        )
+    got = _same(rows)
+    first = {}
+    for row, mapping in zip(rows, got):  # one mapping per distinct row
+        assert first.setdefault(repr(row), mapping) is mapping or repr(row) != repr(row)
+
+
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_a_chunked_column_is_read_whole(chunks):
+    rows = [[v("a")], None, [v("b", False)]] * 4
+    column = pa.chunked_array([_column(rows[i::chunks]) for i in range(chunks)], KIND) if chunks > 1 else None
+    if column is None:
+        column = pa.chunked_array([_column(rows)], KIND)
+        expected = rows
+    else:
+        expected = [r for i in range(chunks) for r in rows[i::chunks]]
+    got = list(_verdict_maps(column))
+    assert [list(m) for m in got] == [list(m) for m in _verdicts(expected)]
