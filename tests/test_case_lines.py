@@ -100,6 +100,23 @@ def test_a_run_of_every_shape_is_written_alike(tmp_path, monkeypatch):
     assert written(path, monkeypatch, rows=4)
 
 
+@pytest.mark.parametrize("least", [2, 10**9])
+def test_texts_made_once_per_distinct_text_are_the_texts_made_one_by_one(tmp_path, monkeypatch, least):
+    """``per_distinct``: escaping each distinct text once and taking it back to the rows gives the same array (nulls,
+    texts JSON escapes, texts beyond ASCII); with the threshold at 2 the whole-run writer goes that way too."""
+    from reporting.format import columnar_v3, table_records
+
+    monkeypatch.setattr(table_records, "DISTINCT_LEAST", least)
+    values = pa.array([None if i % 11 == 0 else HOSTILE[i % len(HOSTILE)] for i in range(2500)], pa.string())
+    assert case_lines.texts(values).equals(case_lines._texts(values))
+    assert columnar_v3.json_strings(values).equals(columnar_v3._json_strings(values))
+    assert case_lines.texts(values).to_pylist()[1:4] == [case_lines.dumps_line(v) for v in values.to_pylist()[1:4]]
+    unique = pa.array([f"t{i}" for i in range(2500)], pa.string())  # no repeats: made directly
+    assert case_lines.texts(unique).equals(case_lines._texts(unique))
+    if least == 2:
+        test_a_run_of_every_shape_is_written_alike(tmp_path, monkeypatch)  # read and written with it
+
+
 def _table(extras, verdicts):
     n = len(extras)
     kind = pa.list_(

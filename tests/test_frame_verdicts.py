@@ -11,8 +11,8 @@ import pytest
 
 from reporting.analysis import table_frame
 from reporting.analysis.table_frame import _verdict_maps, _verdicts
-from reporting.format.parquet import CASE_COLUMNS
 from reporting.format.columnar_v3 import _arrow_type
+from reporting.format.parquet import CASE_COLUMNS
 
 KIND = _arrow_type(CASE_COLUMNS["verdicts"])
 
@@ -97,8 +97,12 @@ def test_random_rows_agree_with_making_each_row():
             None
             if k == 0 and rng.random() < 0.5
             else [
-                v(rng.choice(judges), rng.choice([True, False, None]), rng.choice([None, 0.0, -0.0, 1.0, 1e300]),
-                  rng.choice(notes))
+                v(
+                    rng.choice(judges),
+                    rng.choice([True, False, None]),
+                    rng.choice([None, 0.0, -0.0, 1.0, 1e300]),
+                    rng.choice(notes),
+                )
                 for _ in range(k)
             ]
         )

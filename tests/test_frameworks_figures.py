@@ -265,3 +265,25 @@ def test_the_column_tally_equals_the_case_by_case_tally_on_messy_columns():
         finally:
             fw.grouped = grouped
         assert fast == slow, trial
+
+
+def test_failing_case_ids_are_made_when_read_and_equal_the_list():
+    """``CaseIds``: the failing ids of an item read lazily (a million-case view reads a count and the first few),
+    equal to the plain list, pickled as it, ids not text made text, one array of names for every item."""
+    import pickle
+
+    from reporting.analysis.framework_tally import CaseIds, failing_ids
+
+    names: list = []
+    case_ids = ["c0", 1, "c2", None, "c4"]
+    ids = failing_ids([[1, 3], [0]], case_ids, names)
+    assert isinstance(ids, CaseIds) and not names  # nothing made yet
+    assert len(ids) == 3 and names == []
+    assert ids == ["c0", "1", "None"] and ids == ("c0", "1", "None") and ids != ["c0", "1"]
+    assert ids[0] == "c0" and ids[-1] == "None" and ids[1:] == ["1", "None"]
+    assert len(names) == 1  # made at the first read, shared below
+    other = failing_ids([[4]], case_ids, names)
+    assert list(other) == ["c4"] and len(names) == 1
+    assert pickle.loads(pickle.dumps(ids)) == ["c0", "1", "None"] and type(pickle.loads(pickle.dumps(ids))) is list
+    assert repr(ids) == "CaseIds(['c0', '1', 'None'])"
+    assert failing_ids([], case_ids, names) == []

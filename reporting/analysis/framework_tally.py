@@ -98,7 +98,10 @@ def _codes(values: Sequence[Any], name: Any) -> tuple[Any, list[Any]]:
     import numpy as np
     import pandas as pd
 
-    column = np.fromiter(values, dtype=object, count=len(values))  # a tuple stays one value, never a row
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        column = values
+    else:
+        column = np.fromiter(values, dtype=object, count=len(values))  # a tuple stays one value, never a row
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
     return codes.astype(np.int64), [name(u) for u in uniques]
 
@@ -164,17 +167,58 @@ def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys,
     return groups
 
 
-def failing_ids(groups: Sequence[list[int]], case_ids: Sequence[Any], names: list[Any]) -> list[str]:
+class CaseIds(Sequence):
+    """The ids of an item's failing cases, in the columns' order, as text: a sequence whose ids are made when they
+    are read (a count or the first few are read of a million; the ids of all items share one array of names, made
+    at the first read). Equal to a list or tuple of the same ids."""
+
+    __slots__ = ("_positions", "_case_ids", "_names")
+
+    def __init__(self, positions: Any, case_ids: Sequence[Any], names: list[Any]) -> None:
+        self._positions, self._case_ids, self._names = positions, case_ids, names
+
+    def _all(self) -> Any:
+        import numpy as np
+
+        if not self._names:
+            ids = np.fromiter(self._case_ids, dtype=object, count=len(self._case_ids))
+            if not all(type(i) is str for i in ids):
+                ids = np.fromiter((str(i) for i in ids), dtype=object, count=len(ids))
+            self._names.append(ids)
+        return self._names[0]
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, at: Any) -> Any:
+        if isinstance(at, slice):
+            return self._all()[self._positions[at]].tolist()
+        return self._all()[self._positions[at]]
+
+    def __iter__(self) -> Any:
+        return iter(self._all()[self._positions].tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (CaseIds, list, tuple)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"CaseIds({list(self)!r})"
+
+    def __reduce__(self) -> Any:
+        return (list, (list(self),))  # pickled (a cache, a copy) as the plain list of ids
+
+
+def failing_ids(groups: Sequence[list[int]], case_ids: Sequence[Any], names: list[Any]) -> Sequence[str]:
     """The ids of an item's failing cases in the columns' order: its groups' positions (each group's ascending, no
-    position in two groups) merged, as text. ``names``: the ids as one array of text, made at the first call."""
+    position in two groups) merged, as text when read (``CaseIds``). ``names``: the ids as one array of text, made
+    at the first read of any item's ids."""
     import numpy as np
 
     if not groups:
         return []
-    if not names:
-        ids = np.fromiter(case_ids, dtype=object, count=len(case_ids))
-        if not all(type(i) is str for i in ids):
-            ids = np.fromiter((str(i) for i in ids), dtype=object, count=len(ids))
-        names.append(ids)
-    positions = groups[0] if len(groups) == 1 else np.sort(np.concatenate(groups), kind="stable")
-    return names[0][positions].tolist()
+    positions = np.asarray(groups[0]) if len(groups) == 1 else np.sort(np.concatenate(groups), kind="stable")
+    return CaseIds(positions, case_ids, names)

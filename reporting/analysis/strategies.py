@@ -44,7 +44,7 @@ def _named(frame: pd.DataFrame) -> tuple[Any, Optional[np.ndarray]]:
     if "strategy" not in frame or not len(frame):
         return None, None
     strategy = frame["strategy"].to_numpy(dtype=object)
-    named = np.fromiter((s is not None for s in strategy), dtype=bool, count=len(strategy))
+    named = pd.notna(strategy)  # a name or None (the schema's strategy is text)
     return strategy, named if named.any() else None
 
 

@@ -161,7 +161,11 @@ def table_columns(
     for name in Case.model_fields:
         if name in V3_FIELDS:  # made once per distinct extra, shared by its rows
             values = _objects([_v3(name, fields.get(name)) for fields in distinct]) if any_fields else None
-            data[name] = _objects([None] * n) if values is None else pd.Series(values.to_numpy()[index], dtype=object, copy=False)
+            data[name] = (
+                _objects([None] * n)
+                if values is None
+                else pd.Series(values.to_numpy()[index], dtype=object, copy=False)
+            )
             continue
         if name in _TEXTS and not texts:
             data[name] = _objects([None] * n)

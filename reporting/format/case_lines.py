@@ -20,7 +20,15 @@ from typing import Any
 import numpy as np
 
 from reporting.format.parquet import CASE_COLUMNS, LISTS, REQUIRED, plain_json_once
-from reporting.format.table_records import DEFAULTS, FIELD_SET, FIELDS, dumped_rows, offsets_from_zero, unused_left_out
+from reporting.format.table_records import (
+    DEFAULTS,
+    FIELD_SET,
+    FIELDS,
+    dumped_rows,
+    offsets_from_zero,
+    per_distinct,
+    unused_left_out,
+)
 from reporting.format.writing import _encode, dumps_line, unsafe_escaped
 
 ROWS = 4096  # cases made at once (a chunk's texts are held several times over while its lines are joined)
@@ -241,7 +249,11 @@ _ESCAPED = r"[\x00-\x1f\x{7f}-\x{9f}\x{2028}\x{2029}\x{202a}-\x{202e}\x{2066}-\x
 
 def texts(values):
     """``dumps_line`` of each text (null stays null): a text with no character ``_ESCAPED`` names escaped over
-    the column, the rest one by one."""
+    the column, the rest one by one; each distinct text once."""
+    return per_distinct(values, _texts)
+
+
+def _texts(values):
     import pyarrow as pa
     import pyarrow.compute as pc
 

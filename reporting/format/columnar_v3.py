@@ -30,6 +30,7 @@ from reporting.format.columnar_checks import CHECKED, NotMine
 from reporting.format.columnar_turns import conversations
 from reporting.format.parquet import CASE_COLUMNS, _arrow_type
 from reporting.format.schema import MAX_INTEGER, Case
+from reporting.format.table_records import per_distinct
 
 _V2 = ("error", "verdicts", "probe_group", "source_id")
 _V3 = ("messages", "judged_turn", "strategy", "plugin", "limit", "tags")
@@ -352,7 +353,11 @@ def _json_lists(values):
 
 
 def json_strings(values):
-    """``json.dumps`` of each text of a string array (nulls stay null)."""
+    """``json.dumps`` of each text of a string array (nulls stay null), each distinct text once."""
+    return per_distinct(values, _json_strings)
+
+
+def _json_strings(values):
     import pyarrow as pa
     import pyarrow.compute as pc
 

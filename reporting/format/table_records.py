@@ -128,6 +128,24 @@ def offsets_from_zero(array: Any) -> Any:
     return offsets - offsets[0]
 
 
+DISTINCT_LEAST = 1024  # per_distinct looks for repeats in arrays of this many texts or more
+
+
+def per_distinct(values: Any, make: Any) -> Any:
+    """``make(values)`` for an Arrow array of texts, made over its distinct texts and taken back to every row where
+    they repeat (a probe's tags, plugin or prompt over its attempts): the same array, nulls null. ``make`` maps each
+    text to one value alone (escaping, quoting)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(values) < DISTINCT_LEAST or not isinstance(values, pa.Array):
+        return make(values)
+    encoded = pc.dictionary_encode(values)
+    if 2 * len(encoded.dictionary) > len(values):
+        return make(values)
+    return pc.take(make(encoded.dictionary), encoded.indices)
+
+
 def _spans(array: Any) -> list[int]:
     return offsets_from_zero(array).tolist()
 

@@ -70,28 +70,49 @@ def kept_cases(run: Any, frame: Any, errors: Any) -> dict[str, list[Any]]:
     """The report's kept cases, evaluated and not, in the run's order (frame and error indexes are positions), as
     the columns the framework figures read: taken from the case frames, no case object made."""
     import numpy as np
+    import pandas as pd
 
     parts = [frame] + ([errors] if errors is not None and len(errors) else [])
     positions = np.concatenate([part.index.to_numpy(dtype=np.int64) for part in parts])
     order = np.argsort(positions, kind="stable")
+    in_order = len(parts) == 1 and bool((order == np.arange(len(order))).all())
 
-    def column(name: str, errors_value: Any = None) -> list[Any]:
+    def column(name: str, errors_value: Any = None) -> Any:
         values = [frame[name].to_numpy(dtype=object)]
         if len(parts) > 1:
             values.append(
                 parts[1][name].to_numpy(dtype=object) if errors_value is None else np.full(len(parts[1]), None)
             )
-        return np.concatenate(values)[order].tolist()
+        return values[0] if in_order else np.concatenate(values)[order]
 
-    tags = [t if t is not None else (x.get("tags") if x else None) for t, x in zip(column("tags"), column("extra"))]
+    tags = column("tags")
+    if not pd.notna(tags).all():  # a case without tags of its own may carry them among its extra fields
+        extra = column("extra")
+        tags = np.fromiter(
+            (t if t is not None else (x.get("tags") if x else None) for t, x in zip(tags, extra)),
+            dtype=object,
+            count=len(tags),
+        )
     return {
         "probe_id": column("probe_id"),
         "passed": column("passed", errors_value=True),  # a case not evaluated has no verdict
-        "severity": [str(s) for s in column("severity")],
+        "severity": _named_tiers(column("severity")),
         "category": column("category"),
         "plugin": column("plugin"),
         "tags": tags,
     }
+
+
+def _named_tiers(values: Any) -> Any:
+    """The frames' severity values (a tier's name, NaN where the frame's categorical has none) as text: ``str`` of
+    each, without a call per case."""
+    import pandas as pd
+
+    missing = pd.isna(values)
+    if missing.any():
+        values = values.copy()
+        values[missing] = "nan"
+    return values
 
 
 def _tags(case: Any) -> Any:
@@ -120,13 +141,16 @@ def case_figures(cases: Iterable[Any], catalog: Optional[Catalog] = None) -> dic
 
 def column_figures(columns: Mapping[str, list[Any]], catalog: Optional[Catalog] = None) -> dict[str, Any]:
     """The framework figures of cases given as columns (``kept_cases``)."""
+    import numpy as np
+    import pandas as pd
+
     plugins, tags = columns["plugin"], columns["tags"]
     return framework_figures(
         columns["probe_id"],
         columns["passed"],
         severity=columns["severity"],
         category=columns["category"],
-        plugin=plugins if any(p is not None for p in plugins) else None,
+        plugin=plugins if pd.notna(np.asarray(plugins, dtype=object)).any() else None,
         tags=tags if any(t for t in tags) else None,
         catalog=catalog,
     )

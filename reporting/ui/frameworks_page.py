@@ -124,13 +124,16 @@ def _framework(number: int, section: dict) -> None:
     rows = section["rows"]
     frame = pd.DataFrame([{label: r[key] for key, label in ITEM_COLUMNS} for r in rows])
     table(frame, hide_index=True, key=f"framework_table_{number}")
-    failing = [(r["item"], case_id) for r in rows for case_id in r["failing"]]
-    if not failing:
+    total = sum(len(r["failing"]) for r in rows)
+    if not total:
         st.caption("No failing case maps to an item of this framework.")
         return
-    options = [f"{item}  |  {case_id}" for item, case_id in failing[:FAILING_OPTIONS_CAP]]
-    if len(failing) > FAILING_OPTIONS_CAP:
-        st.caption(f"The first {FAILING_OPTIONS_CAP:,} of {len(failing):,} failing (item, case) pairs are offered.")
+    failing: list[tuple[str, str]] = []  # the first pairs offered, each item's ids read only as far as needed
+    for r in rows:
+        failing += [(r["item"], case_id) for case_id in r["failing"][: FAILING_OPTIONS_CAP - len(failing)]]
+    options = [f"{item}  |  {case_id}" for item, case_id in failing]
+    if total > FAILING_OPTIONS_CAP:
+        st.caption(f"The first {FAILING_OPTIONS_CAP:,} of {total:,} failing (item, case) pairs are offered.")
     picked = st.selectbox(
         "Open a failing case (item | probe id)",
         range(len(options)),
