@@ -76,28 +76,68 @@ def _verdict_maps(column: Any) -> Any:
     import pyarrow.compute as pc
 
     values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    n = len(values)
     lengths = pc.fill_null(pc.list_value_length(values), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    found = _distinct_rows(lengths, lambda: _verdict_codes(values.flatten()))
+    if found is None:  # no verdicts at all, or rows too wide or values too many to number: each row as it is
+        return _verdicts(values.to_pylist()) if lengths.any() else [{}] * len(values)
+    first, which = found
+    made = np.empty(len(first), dtype=object)
+    made[:] = _verdicts(pc.take(values, pa.array(first)).to_pylist())
+    return made[which]
+
+
+def _shared_lists(column: Any, empty: list) -> Any:
+    """A list column of texts as Python lists (``python_values``; ``empty`` the one empty list), each distinct list
+    made once and shared by the rows that hold it (a failure mode, a detector's patterns over a run's cases),
+    which nothing changes; a null row None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    lengths = pc.fill_null(pc.list_value_length(values), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    nulls = values.is_null().to_numpy(zero_copy_only=False) if values.null_count else None
+
+    def codes() -> np.ndarray:
+        encoded = pc.dictionary_encode(values.flatten())
+        return pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy(zero_copy_only=False)
+
+    found = _distinct_rows(lengths, codes, nulls)
+    if found is None:
+        return _objects(python_values(values, empty=empty)).to_numpy()
+    first, which = found
+    made = np.empty(len(first), dtype=object)
+    made[:] = python_values(pc.take(values, pa.array(first)), empty=empty)
+    return made[which]
+
+
+def _distinct_rows(lengths: np.ndarray, codes: Any, nulls: Optional[np.ndarray] = None) -> Optional[tuple]:
+    """The first row of each distinct row of a list column and each row's number among them (in order of first
+    appearance), the rows given by their lengths and their items' numbers (``codes()``: one number >= 0 per item,
+    equal for equal items) and ``nulls`` (a null row is not an empty one). None: no row has an item, a row has
+    more than 16, or the numbers do not fit in 62 bits."""
+    n = len(lengths)
     widest = int(lengths.max()) if n else 0
-    codes = _verdict_codes(values.flatten()) if 0 < widest <= 16 else None
-    if codes is None:  # no verdicts at all, or rows too wide or values too many to number: each row as it is
-        return _verdicts(values.to_pylist()) if widest else [{}] * n
+    if not 0 < widest <= 16:
+        return None
+    items = codes()
+    if items is None:
+        return None
     starts = np.cumsum(lengths) - lengths
     owner = np.repeat(np.arange(n), lengths)
-    rows = np.zeros((n, widest), dtype=np.int64)  # 0: no verdict in this place
-    rows[owner, np.arange(len(owner)) - starts[owner]] = codes + 1
-    size = int(codes.max()) + 2
-    if size**widest < 1 << _BITS:  # a row as one number: told apart by hashing, not sorting
+    rows = np.zeros((n, widest + 1), dtype=np.int64)  # place 0: null or not; then 0: no item in this place
+    if nulls is not None:
+        rows[:, 0] = nulls
+    rows[owner, 1 + np.arange(len(owner)) - starts[owner]] = items + 1
+    size = int(items.max()) + 2 if len(items) else 2
+    if 2 * size**widest < 1 << _BITS:  # a row as one number: told apart by hashing, not sorting
         key = rows[:, 0].copy()
-        for place in range(1, widest):
+        for place in range(1, widest + 1):
             key = key * size + rows[:, place]
         which = pd.factorize(key)[0]  # numbered in order of first appearance
         first = pd.Series(which).drop_duplicates().index.to_numpy()
     else:
         _, first, which = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-    made = np.empty(len(first), dtype=object)
-    made[:] = _verdicts(pc.take(values, pa.array(first)).to_pylist())
-    return made[which.reshape(-1)]
+    return first, which.reshape(-1)
 
 
 def _verdict_codes(items: Any) -> Optional[np.ndarray]:
@@ -180,7 +220,7 @@ def table_columns(
         elif name == "verdicts":
             data[name] = _objects(_verdict_maps(column))
         elif name in LISTS:
-            data[name] = _objects(python_values(column, empty=empty))
+            data[name] = _objects(_shared_lists(column, empty))
         elif name == "probe_id":  # one a case: nothing to share
             data[name] = _objects(column.to_numpy(zero_copy_only=False))
         else:

@@ -1,5 +1,6 @@
-"""The case frame's verdicts column made from a table's verdicts (``table_frame._verdict_maps``): each distinct row
-of verdicts made once, told apart by numbers, is row for row what making every row on its own gives."""
+"""The case frame's verdicts and list columns made from a table's (``table_frame._verdict_maps`` and
+``_shared_lists``): each distinct row made once, told apart by numbers, is row for row what making every row on its
+own gives."""
 
 from __future__ import annotations
 
@@ -123,3 +124,44 @@ def test_a_chunked_column_is_read_whole(chunks):
         expected = [r for i in range(chunks) for r in rows[i::chunks]]
     got = list(_verdict_maps(column))
     assert [list(m) for m in got] == [list(m) for m in _verdicts(expected)]
+
+
+def _lists_same(rows):
+    from reporting.format.table_records import python_values
+
+    column = pa.array(rows, pa.list_(pa.string()))
+    empty: list = []
+    got = list(table_frame._shared_lists(column, empty))
+    assert got == python_values(column, empty=[]) == rows
+    assert all(g is empty for g, r in zip(got, rows) if r == [])
+    assert all(g is None for g, r in zip(got, rows) if r is None)
+    return got
+
+
+def test_list_rows_alike_share_one_list_and_a_null_row_is_not_an_empty_one():
+    rows = [["a", "b"], None, [], ["a", "b"], ["b", "a"], [None], [None, "a"], [], None, ["a"], ["a", "a"]] * 3
+    got = _lists_same(rows)
+    assert got[0] is got[3] and got[0] is not got[4] and got[5] is not got[6]
+    assert len({id(g) for g in got if g is not None}) == len({repr(r) for r in rows if r is not None})
+    assert _lists_same([None, None, []]) == [None, None, []]
+    assert _lists_same([]) == []
+
+
+def test_list_rows_wide_or_many_are_made_one_by_one(monkeypatch):
+    wide = [[f"m{i}" for i in range(20)], []] * 3
+    _lists_same(wide)
+    many = [[f"m{i}", f"n{i}", f"o{i}", f"p{i}", f"q{i}"] for i in range(3_000)] * 2  # sorted, not hashed
+    got = _lists_same(many)
+    assert got[0] is got[3_000]
+    monkeypatch.setattr(table_frame, "_BITS", 4)
+    _lists_same(many[:50])
+
+
+def test_random_list_rows_agree_with_making_each_row():
+    rng = random.Random(11)
+    words = ["refusal_bypass", "leak", "é", "", None]
+    rows = [
+        None if rng.random() < 0.1 else [rng.choice(words) for _ in range(rng.choice([0, 0, 1, 2, 3]))]
+        for _ in range(5000)
+    ]
+    _lists_same(rows)
