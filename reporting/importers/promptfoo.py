@@ -38,11 +38,14 @@ TEST_LABEL_CAP = 200  # characters of a test's description in the name of an unn
 KNOWN_VERSIONS = (2, 3)  # promptfoo's results.version values RunLens was checked against
 
 
+HEAD_DECIDES = 1 << 22  # looks_like_promptfoo reads no further than this past the leading white space
+
+
 def looks_like_promptfoo(data: bytes) -> bool:
     head = data.lstrip()[:4096]
     if head.startswith(b"{") and b'"evalId"' in head:
         return True
-    first = data.lstrip()[: 1 << 22].split(b"\n", 1)[0]
+    first = data.lstrip()[:HEAD_DECIDES].split(b"\n", 1)[0]
     return first.startswith(b"{") and b'"testIdx"' in first and b'"promptIdx"' in first
 
 

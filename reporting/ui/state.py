@@ -61,11 +61,19 @@ def load_cached(digest: str, label: str, model: Optional[str], _read: Callable[[
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def models_cached(digest: str, _read: Callable[[], bytes]) -> tuple[str, ...]:
-    """The models of a file that holds several runs (a promptfoo file of several providers); () otherwise."""
+def models_cached(digest: str, _read: Callable[[], bytes], _path: Optional[Path] = None) -> tuple[str, ...]:
+    """The models of a file that holds several runs (a promptfoo file of several providers); () otherwise. A file
+    on disk whose head already says it is not promptfoo's is not read whole."""
     from reporting.importers import run_models
+    from reporting.importers.promptfoo import HEAD_DECIDES, looks_like_promptfoo
 
     try:
+        if _path is not None:
+            with open(_path, "rb") as handle:
+                head = handle.read(HEAD_DECIDES + (1 << 16))
+            whole, at = len(head) < HEAD_DECIDES + (1 << 16), len(head) - len(head.lstrip())
+            if (whole or at + HEAD_DECIDES <= len(head)) and not looks_like_promptfoo(head):
+                return ()  # the head holds all that promptfoo's test reads
         return tuple(run_models(_read()))
     except Exception:  # noqa: BLE001 - the file's problem is shown when it is loaded
         return ()
@@ -146,7 +154,7 @@ def one_per_run(sources: list[Source]) -> list[Source]:
     """A file that holds several runs (one per model) is one entry per run, labelled with the model."""
     expanded = []
     for source in sources:
-        models = () if LIVE_MARK in source.digest else models_cached(source.digest, source.read)
+        models = () if LIVE_MARK in source.digest else models_cached(source.digest, source.read, source.path)
         if len(models) < 2:
             expanded.append(source)
             continue
