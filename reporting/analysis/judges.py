@@ -133,6 +133,7 @@ def disagreements(frame: pd.DataFrame, limit: int = 500) -> tuple[list[str], lis
     rows: list[dict[str, Any]] = []
     if len(names) < 2:
         return names, rows
+    frame = frame[_split(frame["verdicts"].to_numpy(dtype=object), names)]
     ordered = frame.sort_values(["risk_score", "probe_id"], ascending=[False, True], kind="stable")
     for row in ordered.itertuples(index=False):
         verdicts = row.verdicts or {}
@@ -158,6 +159,18 @@ def disagreements(frame: pd.DataFrame, limit: int = 500) -> tuple[list[str], lis
         if len(rows) >= limit:
             break
     return names, rows
+
+
+def _split(values: np.ndarray, names: list[str]) -> np.ndarray:
+    """Which cases' verdicts hold two different decided verdicts of ``names``' judges: decided once per distinct
+    mapping object (the case frame shares one among the cases whose verdicts are the same)."""
+    codes, distinct = pd.factorize(np.fromiter(map(id, values), dtype=np.int64, count=len(values)))
+    first = pd.Series(codes).drop_duplicates().index.to_numpy()
+    split = np.zeros(len(distinct), dtype=bool)
+    for code, at in zip(codes[first].tolist(), first.tolist()):
+        verdicts = values[at] or {}
+        split[code] = len({getattr(verdicts[n], "passed", None) for n in names if n in verdicts} - {None}) > 1
+    return split[codes]
 
 
 def judge_provenance(config: Any) -> Optional[str]:
