@@ -166,3 +166,40 @@ def test_an_extra_msgspec_does_not_encode_is_made_case_by_case():
     made = case_lines._chunk(table, added, "t", 0, shape=lambda r: r, **unused)
     assert made == [case_lines._per_case(table, i, added, "t", 0, shape=lambda r: r, **unused) for i in range(3)]
     assert '"big":123456789012345678901234567890' in made[0] and "\\u2028\\u007f" in made[2]
+
+
+def test_a_null_row_backed_by_items_does_not_shift_the_rows_after_it():
+    """A list array whose null row spans items (Arrow allows it; ``flatten`` drops them): every reader of the items
+    by their offsets takes each row's own (``list_items``)."""
+    from reporting.format.table_records import list_items, python_values, verdict_maps
+
+    texts = pa.ListArray.from_arrays(
+        pa.array([0, 2, 3, 4, 4, 6], pa.int32()),
+        pa.array(["a", "b", "c", "d", "é", "f"]),
+        mask=pa.array([False, True, False, False, False]),
+    )
+    want = [["a", "b"], None, ["d"], [], ["é", "f"]]
+    assert texts.to_pylist() == want
+    assert python_values(texts) == want and python_values(texts.slice(1)) == want[1:]
+    made = case_lines._text_lists(texts).to_pylist()
+    assert made == [None if w is None else json.dumps(w, separators=(",", ":"), ensure_ascii=False) for w in want]
+    assert case_lines._wide_rows(texts, [list_items(texts)]).tolist() == [False, False, False, False, True]
+    kind = pa.list_(
+        pa.struct(
+            [("judge", pa.string()), ("passed", pa.bool_()), ("score", pa.float64()), ("explanation", pa.string())]
+        )
+    )
+    items = pa.array(
+        [{"judge": j, "passed": True, "score": 1.0, "explanation": None} for j in "abcdef"], kind.value_type
+    )
+    verdicts = pa.ListArray.from_arrays(
+        pa.array([0, 2, 3, 4, 4, 6], pa.int32()), items, type=kind, mask=pa.array([False, True, False, False, False])
+    )
+    assert [None if m is None else list(m) for m in verdict_maps(verdicts)] == [["a", "b"], None, ["d"], [], ["e", "f"]]
+    assert [None if v is None else list(json.loads(v)) for v in case_lines.verdicts_json(verdicts).to_pylist()] == [
+        ["a", "b"],
+        None,
+        ["d"],
+        None,  # no verdicts: left out of the line
+        ["e", "f"],
+    ]

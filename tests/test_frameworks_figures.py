@@ -3,6 +3,8 @@ tool tags over categories, untested items listed at n = 0, errors counted apart.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from reporting.analysis.frameworks import (
@@ -276,14 +278,22 @@ def test_failing_case_ids_are_made_when_read_and_equal_the_list():
 
     names: list = []
     case_ids = ["c0", 1, "c2", None, "c4"]
-    ids = failing_ids([[1, 3], [0]], case_ids, names)
+    plain = failing_ids([[1, 3], [0]], case_ids, [])  # the public figures: a list, as JSON takes it
+    assert type(plain) is list and plain == ["c0", "1", "None"]
+    ids = failing_ids([[1, 3], [0]], case_ids, names, when_read=True)
     assert isinstance(ids, CaseIds) and not names  # nothing made yet
     assert len(ids) == 3 and names == []
     assert ids == ["c0", "1", "None"] and ids == ("c0", "1", "None") and ids != ["c0", "1"]
     assert ids[0] == "c0" and ids[-1] == "None" and ids[1:] == ["1", "None"]
     assert len(names) == 1  # made at the first read, shared below
-    other = failing_ids([[4]], case_ids, names)
+    other = failing_ids([[4]], case_ids, names, when_read=True)
     assert list(other) == ["c4"] and len(names) == 1
     assert pickle.loads(pickle.dumps(ids)) == ["c0", "1", "None"] and type(pickle.loads(pickle.dumps(ids))) is list
     assert repr(ids) == "CaseIds(['c0', '1', 'None'])"
     assert failing_ids([], case_ids, names) == []
+
+
+def test_the_public_figures_are_plain_json():
+    figures = framework_figures(["c1", "c2"], [False, False], category=["prompt_injection"] * 2, severity=["high"] * 2)
+    decoded = json.loads(json.dumps(figures))
+    assert decoded["owasp-llm-2025"]["LLM01"]["failing_case_ids"] == ["c1", "c2"]

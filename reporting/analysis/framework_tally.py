@@ -212,13 +212,17 @@ class CaseIds(Sequence):
         return (list, (list(self),))  # pickled (a cache, a copy) as the plain list of ids
 
 
-def failing_ids(groups: Sequence[list[int]], case_ids: Sequence[Any], names: list[Any]) -> Sequence[str]:
+def failing_ids(
+    groups: Sequence[list[int]], case_ids: Sequence[Any], names: list[Any], when_read: bool = False
+) -> Sequence[str]:
     """The ids of an item's failing cases in the columns' order: its groups' positions (each group's ascending, no
-    position in two groups) merged, as text when read (``CaseIds``). ``names``: the ids as one array of text, made
-    at the first read of any item's ids."""
+    position in two groups) merged, as a list of text, or with ``when_read`` as ``CaseIds`` (made as they are read;
+    ``case_ids`` must then stay as they are). ``names``: the ids as one array of text, made at the first read of any
+    item's ids."""
     import numpy as np
 
     if not groups:
         return []
     positions = np.asarray(groups[0]) if len(groups) == 1 else np.sort(np.concatenate(groups), kind="stable")
-    return CaseIds(positions, case_ids, names)
+    ids = CaseIds(positions, case_ids, names)
+    return ids if when_read else list(ids)

@@ -91,12 +91,15 @@ def framework_figures(
     plugin: Optional[Sequence[Any]] = None,
     tags: Optional[Sequence[Any]] = None,
     catalog: Optional[Catalog] = None,
+    ids_when_read: bool = False,
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``{framework_id: {item_id: figures}}`` for every item of every framework of ``catalog`` (built-in by default),
     in table order. Figures: ``title``, ``tested`` (some evaluated case maps to it), ``n`` (evaluated cases),
     ``passed``, ``failed``, ``errors`` (cases with no verdict, not in the rate), ``pass_rate`` (None when n = 0),
     ``interval`` (Wilson 95% of the pass rate, None when n = 0), ``worst_failing_severity`` (None without a failure
-    of a known tier) and ``failing_case_ids`` (in the columns' order). Columns are per case, all the same length."""
+    of a known tier) and ``failing_case_ids`` (in the columns' order: a list, or with ``ids_when_read`` a sequence
+    whose ids are made as they are read, for a report that shows a count and the first few). Columns are per case,
+    all the same length."""
     from reporting.analysis.figures import proportion
 
     catalog = catalog or builtin_catalog()
@@ -144,7 +147,9 @@ def framework_figures(
                 "pass_rate": proportion(tally.passed, n)[0],
                 "interval": proportion(tally.passed, n)[1],
                 "worst_failing_severity": SEVERITIES[tally.worst] if tally.worst >= 0 else None,
-                "failing_case_ids": failing_ids(failing.get((framework.id, item.id), ()), case_ids, names),
+                "failing_case_ids": failing_ids(
+                    failing.get((framework.id, item.id), ()), case_ids, names, ids_when_read
+                ),
             }
     return figures
 

@@ -25,6 +25,7 @@ from reporting.format.table_records import (
     FIELD_SET,
     FIELDS,
     dumped_rows,
+    list_items,
     offsets_from_zero,
     per_distinct,
     unused_left_out,
@@ -192,9 +193,9 @@ def _beyond_ascii(part, wide, derived) -> np.ndarray:
         if name in _TEXT:
             found |= _wide(column)
         elif name in _LISTS:
-            found |= _wide_rows(column, [column.flatten()])
+            found |= _wide_rows(column, [list_items(column)])
         elif name == "verdicts":
-            judge, _, _, explanation = column.flatten().flatten()
+            judge, _, _, explanation = list_items(column).flatten()
             found |= _wide_rows(column, [judge, explanation])
     for i, modes in enumerate(derived):
         if modes and not all(mode.isascii() for mode in modes):
@@ -289,7 +290,7 @@ def _text_lists(values):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    items = texts(values.flatten())
+    items = texts(list_items(values))
     mask = values.is_null() if values.null_count else None
     lists = pa.ListArray.from_arrays(_rebased(values), items, mask=mask)
     return pc.binary_join_element_wise("[", pc.binary_join(lists, ","), "]", "")
@@ -307,8 +308,7 @@ def verdicts_json(values):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    flat = values.flatten()
-    judge, passed, score, explanation = flat.flatten()
+    judge, passed, score, explanation = list_items(values).flatten()
     if judge.null_count:
         return None
     owner = pc.list_parent_indices(values)

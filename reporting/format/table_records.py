@@ -123,9 +123,17 @@ def _single(column: Any) -> Any:
 
 
 def offsets_from_zero(array: Any) -> Any:
-    """A list array's row boundaries in its flattened values (``array.flatten()``, which starts at the slice)."""
+    """A list array's row boundaries in its items (``list_items``), which start at the slice."""
     offsets = array.offsets.to_numpy()
     return offsets - offsets[0]
+
+
+def list_items(array: Any) -> Any:
+    """A list array's items from its first row's start to its last row's end, as its offsets count them: a null row
+    whose span is not empty keeps its items here (``array.flatten()`` drops them, and every later row would take
+    the wrong items)."""
+    offsets = array.offsets.to_numpy()
+    return array.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
 
 
 DISTINCT_LEAST = 1024  # per_distinct looks for repeats in arrays of this many texts or more
@@ -159,7 +167,7 @@ def python_values(column: Any, empty: Optional[list] = None) -> list[Any]:
     array = _single(column)
     if not pa.types.is_list(array.type):
         return array.to_pylist()
-    flat, spans = array.flatten().to_pylist(), _spans(array)
+    flat, spans = list_items(array).to_pylist(), _spans(array)
     if empty is None:
         lists = [flat[a:b] for a, b in zip(spans, spans[1:])]
     else:
@@ -174,7 +182,7 @@ def verdict_maps(column: Any) -> list[Any]:
     """The verdicts column (a list of structs a row) as each case holds them, judge -> verdict (``verdict_map``);
     a null row is None, an empty one {}."""
     array = _single(column)
-    judges, passed, scores, explanations = (child.to_pylist() for child in array.flatten().flatten())
+    judges, passed, scores, explanations = (child.to_pylist() for child in list_items(array).flatten())
     spans = _spans(array)
     maps: list[Any] = [
         {str(judges[k]): {"passed": passed[k], "score": scores[k], "explanation": explanations[k]} for k in range(a, b)}

@@ -153,6 +153,7 @@ def column_figures(columns: Mapping[str, list[Any]], catalog: Optional[Catalog] 
         plugin=plugins if pd.notna(np.asarray(plugins, dtype=object)).any() else None,
         tags=tags if any(t for t in tags) else None,
         catalog=catalog,
+        ids_when_read=True,  # the report's own columns (kept_cases), shown as a count and the first few ids
     )
 
 
