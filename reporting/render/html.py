@@ -13,7 +13,6 @@ from typing import Any, Optional
 
 import plotly.io as pio
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup, escape
 from plotly.offline import get_plotlyjs
 
@@ -152,12 +151,7 @@ def render_html(report: Report, *, title: Optional[str] = None, timestamp: Optio
 
 
 def _render_html(report: Report, title: Optional[str], timestamp: Optional[str]) -> str:
-    env = environment()
     data = page_data(report)
-    # #report-data made now, as ``|tojson`` makes it, and the case rows let go: the page's other parts read only
-    # the cases' counts (100,000 held cases' rows are hundreds of MB beside the text)
-    data_json = htmlsafe_json_dumps(data, dumps=json.dumps, **env.policies["json.dumps_kwargs"])
-    data = {**data, "cases": {**data["cases"], "rows": None}}
     obs = data["observability"]
     context = {
         "title": title or f"RunLens report: {report.meta.run_id}",
@@ -175,7 +169,6 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
         "methodology": METHODOLOGY,
         "figures": figures_json(report),
         "data": data,
-        "data_json": data_json,
         "rubrics": data["rubrics"],
         "plotly_js": _trusted_plotly_js(),
         "scatter_cap": HTML_SCATTER_CAP,
@@ -210,7 +203,7 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
             "cap": PRINT_CASE_CAP,
         },
     }
-    return env.get_template("report.html.j2").render(**context)
+    return environment().get_template("report.html.j2").render(**context)
 
 
 def _page(template: str, figures: dict[str, Any], timestamp: Optional[str], **context: Any) -> str:
