@@ -349,3 +349,20 @@ def test_a_document_read_by_columns_lets_its_bytes_go(tmp_path):
     assert_read_alike(fast, per_record(path))
     data = path.read_bytes()
     assert columnar.read_document(data, str(path)) is not None and data == path.read_bytes()  # bytes: left as given
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_a_deeply_nested_value_is_a_listed_problem_not_an_internal_error(tmp_path, suffix):
+    """A case holding a value nested 5,000 deep, in a file with no conversation (which the columnar reader tries):
+    msgspec's decoder stops on Python's recursion limit, and the per-record reader names the depth (exit 2)."""
+    from _helpers_cli import assert_listed, cli
+
+    case = '{"probe_id": "p", "category": "c", "severity": "low", "passed": true, "risk_score": 0.1, "x": '
+    case += "[" * 5000 + "]" * 5000 + "}"
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(
+        case + "\n" if suffix == ".jsonl" else '{"schema_version": 1, "run_id": "r", "cases": [' + case + "]}"
+    )
+    for verb in ("validate", "recompute"):
+        args = [verb, path] + (["-o", tmp_path / "out.json"] if verb == "recompute" else [])
+        assert_listed(cli(*args), path, "nesting is too deep")

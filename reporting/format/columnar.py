@@ -71,7 +71,7 @@ def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[C
         with open(path, "rb") as handle:
             box = [handle.read()]
         return _read_document(box, path, columns)
-    except (NotMine, OSError, UnicodeDecodeError):
+    except (NotMine, OSError, UnicodeDecodeError, RecursionError):  # (msgspec's decoder on deep nesting)
         return None
 
 
@@ -83,7 +83,7 @@ def read_document(data: Union[bytes, list[bytes]], label: str) -> Optional[Colum
     when the run is handed back, and the caller reads the file again."""
     try:
         return _read_document(data if isinstance(data, list) else [data], label, None)
-    except (NotMine, UnicodeDecodeError):
+    except (NotMine, UnicodeDecodeError, RecursionError):  # deep nesting: the per-record reader names it
         return None
 
 
