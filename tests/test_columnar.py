@@ -366,3 +366,40 @@ def test_a_deeply_nested_value_is_a_listed_problem_not_an_internal_error(tmp_pat
     for verb in ("validate", "recompute"):
         args = [verb, path] + (["-o", tmp_path / "out.json"] if verb == "recompute" else [])
         assert_listed(cli(*args), path, "nesting is too deep")
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "tight",
+        "spaced",
+        "cases first",
+        "cases last",
+        "tabs and returns",
+        "one case",
+        "cases twice",
+        "cases twice, apart",
+    ],
+)
+def test_the_cases_array_is_found_whatever_its_white_space_or_place(tmp_path, shape):
+    """The cases' place in the document comes from their first and last case and the white space around them:
+    read alike in every layout; a document giving ``cases`` twice is handed back (the strict reader names it)."""
+    document = {**BASE, "cases": BASE["cases"][:1]} if shape == "one case" else BASE
+    cases = json.dumps(document["cases"])
+    head = json.dumps({k: v for k, v in document.items() if k != "cases"})[1:-1]
+    text = {
+        "tight": "{" + head + ',"cases":' + cases + "}",
+        "spaced": "{" + head + ', "cases" :  \n [ ' + cases[1:-1] + " \n ] \n}",
+        "cases first": '{"cases":' + cases + "," + head + "}",
+        "cases last": "{" + head + ',"cases":' + cases + "}\n\n",
+        "tabs and returns": "{" + head + ',"cases":\t\r\n[\t\r\n' + cases[1:-1] + "\r\n\t]}",
+        "one case": "{" + head + ',"cases":[' + cases[1:-1] + "]}",
+        "cases twice": "{" + head + ',"cases":' + cases + ',"cases":' + cases + "}",
+        "cases twice, apart": '{"cases":[],' + head + ',"cases":' + cases + "}",
+    }[shape]
+    fast, slow = _compare(tmp_path, None, text)
+    if shape.startswith("cases twice"):
+        assert fast is None and not slow.ok
+    else:
+        assert slow.ok
+        assert_read_alike(fast, slow)

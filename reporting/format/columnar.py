@@ -19,6 +19,7 @@ memory can be summed (``columns`` keeps only the columns asked for).
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 from collections.abc import Iterator, Sequence
@@ -103,19 +104,15 @@ def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]
 
     if not data.lstrip()[:1] == b"{":
         raise NotMine
-    try:
-        top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+    try:  # the top's keys and each case's raw bytes in one pass over the document
+        raws = msgspec.json.decode(data, type=_top_type()).cases
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise NotMine from None
-    if "cases" not in top or not set(top) <= _TOP:
-        raise NotMine
-    raw_cases = top.pop("cases")
-    start, end = _span(data, raw_cases)
+    start, end = _cases_span(data, raws)
     # The header is everything but the cases array: read by the strict reader (duplicate keys, depth, ...).
     header, problems = parse_json_text(label, (data[:start] + b"[]" + data[end:]).decode("utf-8"))
     if problems or not isinstance(header, dict) or header.get("cases") != []:
         raise NotMine
-    del top
     version = header.get("schema_version", 1)
     if check_version(label, version):
         raise NotMine
@@ -125,11 +122,6 @@ def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]
     meta, stored = _check_header(label, header, header_problems)
     if header_problems:
         raise NotMine
-    try:
-        raws = msgspec.json.decode(raw_cases, type=list[msgspec.Raw])
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        raise NotMine from None
-    del raw_cases
     schema = _parse_schema(version)
     batches = []
     explicit: dict[str, int] = {}  # per name of CHECKED: the cases whose null is written ``null``
@@ -173,6 +165,49 @@ def _parsed_chunks(raws: list, schema) -> Iterator[tuple[list, bytes, Future]]:
                 yield waiting.popleft()
         while waiting:
             yield waiting.popleft()
+
+
+@functools.cache
+def _top_type() -> Any:
+    """A document's top as msgspec decodes it: each key of ``_TOP`` kept raw, ``cases`` (required) as each case's
+    raw bytes; any other key refused."""
+    import msgspec
+
+    fields = [(name, Union[msgspec.Raw, msgspec.UnsetType], msgspec.UNSET) for name in sorted(_TOP - {"cases"})]
+    return msgspec.defstruct("Top", [("cases", list[msgspec.Raw]), *fields], forbid_unknown_fields=True)
+
+
+_BLANK = frozenset(b" \t\n\r")  # JSON's white space
+
+
+def _cases_span(data: bytes, raws: list) -> tuple[int, int]:
+    """Where the cases array is in ``data``, from its first and last case's raw bytes (views into ``data``) and
+    the white space around them; an empty array as ``_span`` finds it."""
+    if not raws:
+        import msgspec
+
+        top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+        return _span(data, top["cases"])
+    start, _ = _span_of(data, raws[0])
+    _, end = _span_of(data, raws[-1])
+    while start > 0 and data[start - 1] in _BLANK:
+        start -= 1
+    while end < len(data) and data[end] in _BLANK:
+        end += 1
+    if start == 0 or data[start - 1] != 0x5B or end >= len(data) or data[end] != 0x5D:  # [ and ]
+        raise NotMine  # never guess
+    return start - 1, end + 1
+
+
+def _span_of(data: bytes, raw: Any) -> tuple[int, int]:
+    """Where a raw value msgspec decoded from ``data`` is in it (its buffer is a view into ``data``)."""
+    import numpy as np
+
+    size = len(memoryview(raw))
+    at = np.frombuffer(raw, dtype=np.uint8).ctypes.data - np.frombuffer(data, dtype=np.uint8).ctypes.data
+    if not (0 <= at and at + size <= len(data)):
+        raise NotMine  # not a view into data (msgspec copied it)
+    return at, at + size
 
 
 def _span(data: bytes, raw_cases: Any) -> tuple[int, int]:
