@@ -85,6 +85,18 @@ profiles from a scratch environment):
   bytes as the per-case writer); the case frame's list columns are made from their offsets, every empty list one
   shared list. On the 100k run the write of the cases took 1.31 s -> 0.98 s (best of 3 each, one process).
 
+- (02:18 UTC (11-28) column, 75e6ace) Rows of the case frame shared: each list column's and the verdicts'
+  distinct rows made into Python objects once (rows told apart by their items' numbers; a null row kept apart from
+  an empty one), the version 3 fields and unknown extras once per distinct `extra` text; the reader decodes each
+  distinct verdicts text once, and a document's top and its cases' raw bytes in one pass; texts escaped once per
+  distinct text where they repeat (`per_distinct`); a view's framework figures read the failing ids only as far
+  as shown and take the kept cases as object arrays; the dashboard looks for a file's models in its head, not by
+  reading the file once more. The machine was noisy again: the 100k floor took 1.74 s (1.15 s at 01:30, 1.45 s
+  at 02:03), which flatters the 100k ratio (x0.66; x0.84 and x1.50 in two runs during the same hour, dropped from
+  this table as measured with tests running or a slow host). The synthetic run's lists repeat (its failure
+  modes), so the frame's gain here is mostly memory: the dashboard's peak 2.68 -> 2.31 GB; export now meets both
+  of its targets (28 s, 2.16 GB).
+
 Findings of the first run (2026-11-25, profiles by py-spy from a scratch environment, 17:58-18:37 UTC):
 
 - A Parquet case table of more than one row group is refused by every verb and the dashboard: "not a readable
