@@ -42,3 +42,14 @@ def test_a_file_whose_head_is_not_promptfoo_is_not_read_whole(tmp_path):
     line = b'{"probe_id": "p", "response": "' + b"x" * 1000 + b'"}\n'
     big.write_bytes(line * (2 * HEAD_DECIDES // len(line)))
     assert _models(big, read) == () and reads == []
+
+
+def test_a_fifo_in_the_folder_does_not_hang_the_page(tmp_path):
+    """A FIFO with no writer: its head is not read (opened without blocking, not a regular file), and the loader's
+    own reading decides."""
+    import os
+
+    fifo = tmp_path / "run.json"
+    os.mkfifo(fifo)
+    assert state._regular_head(fifo, 1024) is None
+    assert _models(fifo, lambda: b"{}") == ()

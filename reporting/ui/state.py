@@ -7,6 +7,7 @@ import argparse
 import functools
 import hashlib
 import os
+import stat
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -68,15 +69,26 @@ def models_cached(digest: str, _read: Callable[[], bytes], _path: Optional[Path]
     from reporting.importers.promptfoo import HEAD_DECIDES, looks_like_promptfoo
 
     try:
-        if _path is not None:
-            with open(_path, "rb") as handle:
-                head = handle.read(HEAD_DECIDES + (1 << 16))
+        head = None if _path is None else _regular_head(_path, HEAD_DECIDES + (1 << 16))
+        if head is not None:
             whole, at = len(head) < HEAD_DECIDES + (1 << 16), len(head) - len(head.lstrip())
             if (whole or at + HEAD_DECIDES <= len(head)) and not looks_like_promptfoo(head):
                 return ()  # the head holds all that promptfoo's test reads
         return tuple(run_models(_read()))
     except Exception:  # noqa: BLE001 - the file's problem is shown when it is loaded
         return ()
+
+
+def _regular_head(path: Path, size: int) -> Optional[bytes]:
+    """The first ``size`` bytes of a regular file, opened without blocking (a FIFO put in its place does not hang
+    the page); None for anything else, which is then read as the loader reads it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
 
 
 def read_run_data(label: str, read: Callable[[], bytes], model: Optional[str] = None) -> RunData:
