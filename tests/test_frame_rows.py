@@ -165,3 +165,19 @@ def test_random_list_rows_agree_with_making_each_row():
         for _ in range(5000)
     ]
     _lists_same(rows)
+
+
+def test_a_column_one_array_cannot_hold_is_made_chunk_by_chunk(monkeypatch):
+    """Where a column's chunks cannot be combined into one array (more than 2 GB of text: Arrow's offsets), each
+    chunk is made on its own: the same values."""
+    rows = [[v("a")], None, [v("b", False)], []] * 5
+    lists = [["x"], None, [], ["x", "y"]] * 5
+    verdicts = pa.chunked_array([_column(rows[:7]), _column(rows[7:])], KIND)
+    texts = pa.chunked_array([pa.array(lists[:9], pa.list_(pa.string())), pa.array(lists[9:], pa.list_(pa.string()))])
+
+    def refuse(column):
+        raise pa.ArrowInvalid("offset overflow while concatenating arrays")
+
+    monkeypatch.setattr(table_frame, "_combined", refuse)
+    assert [list(m) for m in _verdict_maps(verdicts)] == [list(m) for m in _verdicts(rows)]
+    assert list(table_frame._shared_lists(texts, [])) == lists

@@ -68,14 +68,35 @@ def _verdicts(rows: list[Optional[list[dict[str, Any]]]]) -> list[dict[str, Verd
 _BITS = 62  # numbers of verdicts and rows stay below 2**_BITS (int64)
 
 
+def _whole(column: Any, make: Any) -> Any:
+    """``make`` of a column's values as one array, or chunk by chunk where one array cannot hold them (Arrow's
+    32-bit offsets: more than 2 GB of text in one column)."""
+    import pyarrow as pa
+
+    if not isinstance(column, pa.ChunkedArray):
+        return make(column)
+    try:
+        values = _combined(column)
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        return np.concatenate([_objects(make(chunk)).to_numpy() for chunk in column.chunks])
+    return make(values)
+
+
+def _combined(column: Any) -> Any:
+    return column.combine_chunks()
+
+
 def _verdict_maps(column: Any) -> Any:
     """``_verdicts`` of a verdicts column, each distinct row made into Python objects once (a million garak cases
     hold a few hundred distinct rows of verdicts). Rows are told apart by numbers: each verdict's judge, passed,
     score and explanation numbered by their distinct values, a row by its verdicts' numbers in order."""
+    return _whole(column, _array_verdict_maps)
+
+
+def _array_verdict_maps(values: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     lengths = pc.fill_null(pc.list_value_length(values), 0).to_numpy(zero_copy_only=False).astype(np.int64)
     found = _distinct_rows(lengths, lambda: _verdict_codes(values.flatten()))
     if found is None:  # no verdicts at all, or rows too wide or values too many to number: each row as it is
@@ -90,10 +111,13 @@ def _shared_lists(column: Any, empty: list) -> Any:
     """A list column of texts as Python lists (``python_values``; ``empty`` the one empty list), each distinct list
     made once and shared by the rows that hold it (a failure mode, a detector's patterns over a run's cases),
     which nothing changes; a null row None."""
+    return _whole(column, lambda values: _array_shared_lists(values, empty))
+
+
+def _array_shared_lists(values: Any, empty: list) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     lengths = pc.fill_null(pc.list_value_length(values), 0).to_numpy(zero_copy_only=False).astype(np.int64)
     nulls = values.is_null().to_numpy(zero_copy_only=False) if values.null_count else None
 
@@ -153,7 +177,7 @@ def _verdict_codes(items: Any) -> Optional[np.ndarray]:
         parts.append((pc.fill_null(encoded.indices, size - 1).to_numpy(zero_copy_only=False), size))
     parts.append((pc.fill_null(pc.cast(passed, "int8"), 2).to_numpy(zero_copy_only=False), 3))
     numbers = score.to_numpy(zero_copy_only=False).astype(np.float64)
-    index, distinct = pd.factorize(numbers.view(np.int64))  # by bits: -0.0 is not 0.0
+    index, distinct = pd.factorize(numbers.view(np.int64))  # by bits (``_verdicts`` then merges equal values)
     parts.append((index, len(distinct)))
     parts.append((score.is_null().to_numpy(zero_copy_only=False), 2))
     code = np.zeros(len(items), dtype=np.int64)
