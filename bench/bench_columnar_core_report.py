@@ -94,8 +94,8 @@ profiles from a scratch environment):
   reading the file once more. The machine was noisy again: the 100k floor took 1.74 s (1.15 s at 01:30, 1.45 s
   at 02:03), which flatters the 100k ratio (x0.66; x0.84 and x1.50 in two runs during the same hour, dropped from
   this table as measured with tests running or a slow host). The synthetic run's lists repeat (its failure
-  modes), so the frame's gain here is mostly memory: the dashboard's peak 2.68 -> 2.31 GB; export now meets both
-  of its targets (28 s, 2.16 GB).
+  modes), so the frame's gain here is mostly memory: the dashboard's peak 2.68 -> 2.26 GB; export now meets both
+  of its targets (28 s, 2.10 GB).
 
 Findings of the first run (2026-11-25, profiles by py-spy from a scratch environment, 17:58-18:37 UTC):
 
