@@ -96,6 +96,9 @@ profiles from a scratch environment):
   this table as measured with tests running or a slow host). The synthetic run's lists repeat (its failure
   modes), so the frame's gain here is mostly memory: the dashboard's peak 2.68 -> 2.26 GB; export now meets both
   of its targets (28 s, 2.10 GB).
+- (02:55 UTC (11-28) column, 9a8e36a, measurement only) The dashboard on 10M cases still stops at the bench's 9 GB
+  cap: after 140 s on the Parquet table and 51 s on the JSON Lines file (131 s and 34 s at 21:08). Sharing the
+  frame's rows does not change this: the frame still holds a row of Python object pointers per case.
 
 Findings of the first run (2026-11-25, profiles by py-spy from a scratch environment, 17:58-18:37 UTC):
 
