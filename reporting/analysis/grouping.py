@@ -15,6 +15,13 @@ import pandas as pd
 from reporting.format.schema import SEVERITIES
 
 
+def numbered(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's number among the distinct keys, in order of first appearance (by hashing, not sorting), and the
+    position of each distinct key's first appearance."""
+    which = pd.factorize(keys)[0]
+    return which, pd.Series(which).drop_duplicates().index.to_numpy()
+
+
 def severity_codes(frame: pd.DataFrame) -> np.ndarray:
     """Each case's severity as its position in SEVERITIES (-1: none of them)."""
     column = frame["severity"]

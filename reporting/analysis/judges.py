@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from reporting.analysis.figures import proportion
+from reporting.analysis.grouping import numbered
 from reporting.analysis.stats import wilson
 
 
@@ -164,9 +165,8 @@ def disagreements(frame: pd.DataFrame, limit: int = 500) -> tuple[list[str], lis
 def _split(values: np.ndarray, names: list[str]) -> np.ndarray:
     """Which cases' verdicts hold two different decided verdicts of ``names``' judges: decided once per distinct
     mapping object (the case frame shares one among the cases whose verdicts are the same)."""
-    codes, distinct = pd.factorize(np.fromiter(map(id, values), dtype=np.int64, count=len(values)))
-    first = pd.Series(codes).drop_duplicates().index.to_numpy()
-    split = np.zeros(len(distinct), dtype=bool)
+    codes, first = numbered(np.fromiter(map(id, values), dtype=np.int64, count=len(values)))
+    split = np.zeros(len(first), dtype=bool)
     for code, at in zip(codes[first].tolist(), first.tolist()):
         verdicts = values[at] or {}
         split[code] = len({getattr(verdicts[n], "passed", None) for n in names if n in verdicts} - {None}) > 1

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from reporting.analysis.grouping import numbered
 from reporting.format.parquet import LISTS, V3_FIELDS, plain_json_once
 from reporting.format.schema import Case, Limit, Message, Verdict
 from reporting.format.table_records import python_values
@@ -157,8 +158,7 @@ def _distinct_rows(lengths: np.ndarray, codes: Any, nulls: Optional[np.ndarray] 
         key = rows[:, 0].copy()
         for place in range(1, widest + 1):
             key = key * size + rows[:, place]
-        which = pd.factorize(key)[0]  # numbered in order of first appearance
-        first = pd.Series(which).drop_duplicates().index.to_numpy()
+        which, first = numbered(key)
     else:
         _, first, which = np.unique(rows, axis=0, return_index=True, return_inverse=True)
     return first, which.reshape(-1)

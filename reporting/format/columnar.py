@@ -213,13 +213,10 @@ def _span_of(data: bytes, raw: Any) -> tuple[int, int]:
 def _span(data: bytes, raw_cases: Any) -> tuple[int, int]:
     """Where the cases array is in ``data``: msgspec's raw slice is a view into ``data`` itself, so its place is
     the distance between the two buffers' addresses."""
-    import numpy as np
-
-    size = len(memoryview(raw_cases))
-    at = np.frombuffer(raw_cases, dtype=np.uint8).ctypes.data - np.frombuffer(data, dtype=np.uint8).ctypes.data
-    if not (0 <= at and at + size <= len(data)) or data[at : at + 1] != b"[" or data[at + size - 1 : at + size] != b"]":
-        raise NotMine  # not a view into data (msgspec copied it): never guess
-    return at, at + size
+    start, end = _span_of(data, raw_cases)
+    if data[start : start + 1] != b"[" or data[end - 1 : end] != b"]":
+        raise NotMine  # never guess
+    return start, end
 
 
 def _parse_known(lines: bytes, schema, count: int):

@@ -6,9 +6,6 @@ from __future__ import annotations
 import threading
 from typing import Any, Optional, Union
 
-from reporting.format.schema import MAX_INTEGER
-
-MAX_SAFE_INTEGER = MAX_INTEGER
 _PER_THREAD = threading.local()
 
 # Every digit a 0, a point and an exponent's letter kept, every other byte a space: a JSON integer of 16 digits or
