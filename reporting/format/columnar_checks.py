@@ -78,9 +78,10 @@ def mentions(table) -> set[str]:
     return found
 
 
-def finish(label, meta, version, stored, table, explicit_nulls, columns) -> ColumnarRun:
+def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=None) -> ColumnarRun:
     """The case table of a parsed run, once every check passed. ``explicit_nulls(name)``: how many of the cases
-    whose ``name`` is null wrote ``null`` (the others left the key out), or ``NotMine`` when that cannot be told."""
+    whose ``name`` is null wrote ``null`` (the others left the key out), or ``NotMine`` when that cannot be told.
+    ``extra``: the ``extra`` column as the table already holds it (a Parquet case table's), checked by the caller."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -169,7 +170,7 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns) -> Colu
         "severity_weight": pc.if_else(evaluated, weight, pa.scalar(None, pa.float64())),
         "weighted_risk": pc.min_element_wise(pc.multiply(risk_kept, weight), pa.scalar(1.0), skip_nulls=False),
         "verdicts": col("verdicts") if "verdicts" in names else _empty_lists(n, _arrow_type(CASE_COLUMNS["verdicts"])),
-        "extra": _extra(table, version, "extra" in wanted),
+        "extra": _extra(table, version, "extra" in wanted) if extra is None else extra,
         **filled,
     }
     arrays = []

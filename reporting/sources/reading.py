@@ -17,6 +17,8 @@ from typing import BinaryIO, Optional, Union
 from reporting._gc import gc_paused
 from reporting.format.columnar import read_document, read_table
 from reporting.format.columnar_checks import ColumnarRun
+from reporting.format.columnar_parquet import read_parquet_run
+from reporting.format.parquet import looks_like_parquet
 from reporting.format.problems import FileTooLarge, Problem, ReportError, read_file_bytes, unreadable
 from reporting.format.reading import LoadResult, load_document, run_of_document
 from reporting.format.schema import RunReport
@@ -63,6 +65,10 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
         return LoadResult(label, None, [unreadable(label, exc)])
     if not data or data.isspace():  # (not data.strip(): a copy of the whole file when it ends in a newline)
         return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
+    if looks_like_parquet(data):  # a Parquet case table: by columns where it can vouch for the table
+        table = read_parquet_run(data, label)
+        if table is not None:
+            return LoadResult(label, run_of_table(table), [], table.cases)
     # A Parquet case table, or another tool's file (some are ZIP archives): recognised by content.
     imported = import_document(data, label, model)
     if imported is None:

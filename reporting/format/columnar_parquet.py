@@ -1,0 +1,169 @@
+"""A Parquet case table read as the columnar reader's run (``ColumnarRun``): its columns kept as they are, checked
+over whole columns, with no case document made per row. ``recompute --format parquet`` and the run store write such
+tables; before this, every verb read one back a case document and a pydantic case per row (a million cases: a
+million dicts; ten million did not fit in 24 GB).
+
+Like the columnar reader of JSON, this path only says "this run, exactly" or "not me": where anything is wrong or
+cannot be vouched for (a table written before version 3, a verdict with no judge or given twice, a case's ``extra``
+that the strict decoder or the schema refuses, a field of the format hidden in ``extra``, a conversation or a limit,
+which ``extra`` holds without their nulls, as the JSON columnar reader hands them back), ``read_parquet_run``
+returns None and the per-record reader (``reporting.format.parquet.read_parquet_document``) reads the table and
+names every problem as always. The cases a table-backed run makes on demand come from the same rows by the same
+``case_records`` the per-record reader uses, so the two give the same run (tests/test_columnar_parquet.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from reporting.format.columnar_checks import MAX_INTEGER, ColumnarRun, NotMine, finish
+from reporting.format.parquet import (
+    CASE_COLUMNS,
+    REQUIRED,
+    RUN_METADATA_KEY,
+    SCHEMA_VERSION_KEY,
+    TOOL_FIGURES_KEY,
+    V3_FIELDS,
+    _arrow_type,
+    _read_table,
+)
+
+_EVERY_NULL_KEPT = ("passed", "risk_score")  # a null kept as the case's value (REQUIRED); others leave the key out
+# A minimal valid case: what a case's ``extra`` is checked beside (its version 3 fields, its own fields)
+_BASE = {"probe_id": "p", "category": "c", "severity": "low", "passed": True, "risk_score": 0.0}
+
+
+def read_parquet_run(data: bytes, label: str) -> Optional[ColumnarRun]:
+    """The Parquet case table in ``data`` as a columnar run, or None when the per-record reader must read it."""
+    table, problems = _read_table(data, label)
+    if table is None or problems:
+        return None
+    try:
+        return _run(table, label)
+    except NotMine:
+        return None
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError):
+        return None  # (pyarrow's errors are ValueError and TypeError): the per-record reader names the problem
+
+
+def _run(table: Any, label: str) -> ColumnarRun:
+    import pyarrow as pa
+
+    from reporting.format.migrate import check_version
+    from reporting.format.reading import _check_header
+    from reporting.format.strict_json import strict_loads
+
+    metadata = table.schema.metadata or {}
+    if metadata.get(SCHEMA_VERSION_KEY) != b"3" or any(c not in table.column_names for c in REQUIRED):
+        raise NotMine  # a table written before version 3 goes through the migration chain case by case
+    header: dict[str, Any] = {}
+    if RUN_METADATA_KEY in metadata:
+        header, problems = strict_loads(label, metadata[RUN_METADATA_KEY], "metadata.runlens.run")
+        if problems or not isinstance(header, dict):
+            raise NotMine
+    header.setdefault("run_id", _stem(label))
+    document: dict[str, Any] = {"schema_version": 3, "run": header}
+    if TOOL_FIGURES_KEY in metadata:
+        figures, problems = strict_loads(label, metadata[TOOL_FIGURES_KEY], "metadata.runlens.tool_figures")
+        if problems:
+            raise NotMine
+        if figures is not None:
+            document["tool_figures"] = figures
+    if check_version(label, 3):
+        raise NotMine
+    header_problems: list = []
+    meta, stored = _check_header(label, document, header_problems)
+    if header_problems:
+        raise NotMine
+    plain = pa.schema(
+        [(name, _arrow_type(kind)) for name, kind in CASE_COLUMNS.items() if name in table.column_names],
+        metadata=metadata,
+    )
+    table = table.select(plain.names).cast(plain)  # texts read as dictionaries: plain, as the columnar reader's
+    _check_verdicts(table)
+    extra = _checked_extra(table, label)
+    return finish(label, meta, 3, stored, table, _explicit(table), None, extra=extra)
+
+
+def _stem(label: str) -> str:
+    import os
+
+    return os.path.basename(label).split(".")[0] or "run"
+
+
+def _explicit(table: Any):
+    """A null of ``passed`` or ``risk_score`` is the case's own null (the per-record reader keeps it); a null of a
+    count, a flag or a list leaves the key out (the case's default)."""
+
+    def explicit_nulls(name: str) -> int:
+        if name in _EVERY_NULL_KEPT and name in table.column_names:
+            return table.column(name).null_count
+        return 0
+
+    return explicit_nulls
+
+
+def _check_verdicts(table: Any) -> None:
+    """Each verdict names its judge, once per case, with a finite score (``Verdict``; the per-record reader makes
+    a case's verdicts a mapping, where a judge given twice would keep only its last verdict)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if "verdicts" not in table.column_names:
+        return
+    for chunk in table.column("verdicts").chunks:
+        values = pc.list_flatten(chunk)
+        if not len(values):
+            continue
+        if values.null_count:
+            raise NotMine
+        judges = values.field("judge")
+        if judges.null_count:
+            raise NotMine
+        scores = values.field("score")
+        if len(scores) > scores.null_count:
+            if pc.any(pc.invert(pc.is_finite(scores))).as_py():
+                raise NotMine
+            bounds = pc.min_max(scores).as_py()
+            if bounds["min"] < -MAX_INTEGER or bounds["max"] > MAX_INTEGER:
+                raise NotMine
+        pairs = pa.table({"row": pc.list_parent_indices(chunk), "judge": judges})
+        if pairs.group_by(["row", "judge"]).aggregate([]).num_rows != len(values):
+            raise NotMine  # a judge given twice in one case
+
+
+def _checked_extra(table: Any, label: str) -> Any:
+    """The ``extra`` column, once each distinct text is what the per-record reader accepts: a JSON object (by the
+    strict decoder) whose version 3 fields the schema validates (a judged turn an assistant turn of its messages),
+    whose own fields are finite and of bounded depth, and which hides no other field of the format."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from reporting.format.reading import _nonfinite_and_depth
+    from reporting.format.schema import Case, evaluation_problem
+    from reporting.format.strict_json import strict_loads
+
+    if "extra" not in table.column_names:
+        return pa.nulls(table.num_rows, pa.string())
+    column = table.column("extra")
+    if column.null_count == len(column):
+        return column
+    format_fields = set(Case.model_fields) - set(V3_FIELDS)
+    for text in pc.unique(column).to_pylist():
+        if text is None:
+            continue
+        value, problems = strict_loads(label, text, "extra")
+        if problems or not isinstance(value, dict) or format_fields.intersection(value):
+            raise NotMine
+        if "messages" in value or "limit" in value:
+            raise NotMine  # written without their nulls (a tool call's id): a case writes them back whole
+        try:
+            case = Case.model_validate({**_BASE, **value})
+        except ValueError:  # (pydantic's ValidationError)
+            raise NotMine from None
+        if evaluation_problem(case, 3) is not None:
+            raise NotMine
+        for key, item in (case.__pydantic_extra__ or {}).items():
+            _nonfinite_and_depth(label, key, item, problems)
+        if problems:
+            raise NotMine
+    return column
