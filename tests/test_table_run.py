@@ -115,6 +115,31 @@ def test_a_whole_number_score_or_a_conversation_is_read_case_by_case(tmp_path):
     assert type(run.cases[4].verdicts["judge"].score) is int
 
 
+CONVERSATIONS = {
+    "an empty conversation": (3, {"messages": []}, False),
+    "a conversation written null": (3, {"messages": None}, True),  # no conversation: kept whole
+    "a conversation": (3, {"messages": [{"role": "assistant", "content": "ok"}], "judged_turn": 0}, False),
+    "a limit": (3, {"limit": {"type": "time", "limit": None}}, False),
+    "a limit written null": (3, {"limit": None}, True),
+    "a version 2 extra named messages": (2, {"messages": [{"role": "x", "id": None}]}, False),
+    "texts that name the fields": (3, {"response": '"messages": [], "limit": null, "score": 2}'}, True),
+}
+
+
+@pytest.mark.parametrize("name", CONVERSATIONS)
+def test_a_conversation_or_limit_is_read_case_by_case_whatever_its_form(tmp_path, name):
+    """The reader itself hands such a run back (no scan of the file's bytes first): a case whose conversation or
+    limit the table would keep without its nulls, in any form the JSON gives it, is read case by case, alike; a
+    null one is none, and texts that only name the fields are texts."""
+    version, fields, by_columns = CONVERSATIONS[name]
+    document = synthetic_run(20, seed=2)
+    document["schema_version"] = version
+    document["cases"][7].update(fields)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert assert_same_run(path, by_columns=by_columns) == by_columns
+
+
 def test_cases_are_made_a_chunk_at_a_time_and_indexed_like_a_list(tmp_path, monkeypatch):
     monkeypatch.setattr(table_run, "CHUNK", 7)
     path = tmp_path / "run.json"

@@ -78,12 +78,14 @@ def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[C
 
 def read_document(data: Union[bytes, list[bytes]], label: str) -> Optional[ColumnarRun]:
     """A RunLens JSON document already read into ``data`` as an Arrow case table, or None when the per-record
-    reader must read it (the reading of a run by its content, ``reporting.sources.reading``, asks this first).
+    reader must read it (the reading of a run by its content, ``reporting.sources.reading``, asks this first):
+    also None for a run its table would not keep whole, as a typed run's cases are made from it (a conversation's
+    or a limit's nulls, which the table leaves out; a judge's whole-number score, which it holds as a float).
     ``data`` in a list: the reader takes the bytes out and lets them go once every case is parsed, before the
     checks over whole columns (a million cases' file is a gigabyte beside the table); the list is then empty, even
     when the run is handed back, and the caller reads the file again."""
     try:
-        return _read_document(data if isinstance(data, list) else [data], label, None)
+        return _read_document(data if isinstance(data, list) else [data], label, None, whole=True)
     except (NotMine, UnicodeDecodeError, RecursionError):  # deep nesting: the per-record reader names it
         return None
 
@@ -94,7 +96,7 @@ def _arrow_error():
     return (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
 
 
-def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
+def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]], whole: bool = False) -> ColumnarRun:
     import msgspec
 
     data = box[0]
@@ -133,7 +135,7 @@ def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]
         keys, done = (None if every_key_known else case_keys(lines, chunk)), 0
         for batch in table.to_batches():
             end = done + batch.num_rows
-            batches.append(nested(label, version, batch, chunk[done:end], keys and keys[done:end], explicit))
+            batches.append(nested(label, version, batch, chunk[done:end], keys and keys[done:end], explicit, whole))
             done = end
         del lines, keys, parsed, table
     n = len(raws)

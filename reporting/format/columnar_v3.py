@@ -97,17 +97,19 @@ def case_keys(lines: bytes, raws: list) -> list[dict[str, Raw]]:
 _KEYS = msgspec.json.Decoder(dict[str, Raw])
 
 
-def nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int]):
-    """``_nested``; an Arrow error (a batch's texts beyond what one array holds, say) hands the run back."""
+def nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int], whole=False):
+    """``_nested``; an Arrow error (a batch's texts beyond what one array holds, say) hands the run back. ``whole``:
+    hand back a case the table would not keep whole (a conversation or a limit, whose nulls it leaves out; a
+    judge's whole-number score, which it holds as a float)."""
     import pyarrow as pa
 
     try:
-        return _nested(label, version, batch, raws, keys, explicit)
+        return _nested(label, version, batch, raws, keys, explicit, whole)
     except pa.ArrowException:
         raise NotMine from None
 
 
-def _nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int]):
+def _nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int], whole):
     """``batch`` (Arrow's parse of the cases ``raws``, whose keys are ``keys``) with verdicts, messages and limit
     read from the raw bytes, and ``extra``: the JSON of a case's fields beyond the format's, null without any.
     ``explicit`` counts, per name of ``CHECKED``, the cases whose null is written ``null`` (not left out).
@@ -125,6 +127,11 @@ def _nested(label: str, version: int, batch, raws: list, keys: Optional[list], e
             rows = pc.indices_nonzero(pc.is_null(column)).to_pylist()
             cases = map(keys.__getitem__, rows) if keys is not None else (_KEYS.decode(raws[i]) for i in rows)
             explicit[name] = explicit.get(name, 0) + sum(map(operator.contains, cases, itertools.repeat(name)))
+    if whole and (
+        (version >= 3 and any(batch.column(name).null_count < n for name in ("messages", "limit")))
+        or (keys is not None and any("messages" in case or "limit" in case for case in keys))
+    ):
+        raise NotMine  # (an empty list of messages is no key Arrow's first parse refuses: its column says)
     known = case_names(version)
     extras: list[Optional[str]] = [None] * n
     for i in [i for i, case in enumerate(keys) if not known.issuperset(case)] if keys is not None else ():
@@ -141,7 +148,7 @@ def _nested(label: str, version: int, batch, raws: list, keys: Optional[list], e
     del keys
     columns = {"extra": pa.array(extras, pa.string())}
     if version >= 2:
-        columns["verdicts"] = _verdicts(n, *found["verdicts"])
+        columns["verdicts"] = _verdicts(n, *found["verdicts"], whole)
     if version >= 3:
         roles, texts = conversations(label, n, *found["messages"])
         _check_turns(batch.column("judged_turn"), roles)
@@ -175,7 +182,7 @@ def _is_null(raw: Any) -> bool:
     return raw is not UNSET and len(raw) == 4 and bytes(raw) == b"null"
 
 
-def _verdicts(n: int, rows: list[int], raws: list):
+def _verdicts(n: int, rows: list[int], raws: list, whole: bool = False):
     """The verdicts column: each case's judges in the order written, as ``case_table`` writes them. Each distinct
     text of verdicts is decoded and checked once (a detector's verdicts repeat over a run's attempts) and the
     rows take their lists from the distinct ones."""
@@ -206,6 +213,8 @@ def _verdicts(n: int, rows: list[int], raws: list):
         decoded = len(judges) + sum(len(values) - values.count(UNSET) for values in fields)
         if count_keys(joined) != decoded:
             raise NotMine  # a duplicated key: the per-record reader names it
+        if whole and any(type(score) is int for score in fields[1]):
+            raise NotMine
         fields = [[None if value is UNSET else value for value in values] for values in fields]
         if any(score is not None and not -MAX_INTEGER <= score <= MAX_INTEGER for score in fields[1]):
             raise NotMine

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 from typing import BinaryIO, Optional, Union
 
 from reporting._gc import gc_paused
@@ -99,25 +98,13 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
     return run_of_document(label, header, document["cases"], problems)
 
 
-# What a case table does not keep of a case as written: a judge's whole-number score (a float there) and the nulls
-# inside a conversation's turns and a limit (left out there). A run that may hold either is read case by case.
-_WHOLE_SCORE = re.compile(rb'"score"\s*:\s*-?[0-9]+\s*[,}]')  # (a literal first: searched at memchr speed)
-
-
-def _whole_score(data: bytes) -> bool:
-    """A key "score" with a whole number, not inside a text (where its quote would follow a backslash)."""
-    if b'"score"' not in data:  # (bytes.find: several times the regular expression's scan)
-        return False
-    return any(m.start() == 0 or data[m.start() - 1] != 0x5C for m in _WHOLE_SCORE.finditer(data))
-
-
 def _columnar(source: Source, box: list[bytes], label: str) -> Optional[ColumnarRun]:
     """The run as the columnar reader reads it (a table, no object per case), or None: it reads only what it can
-    vouch for and what its table keeps whole, and the per-record reader reads (and names the problems of) the
-    rest. ``box``: the file's bytes, which a document's reader takes out and lets go (the box is then empty)."""
+    vouch for and what its table keeps whole (not a conversation's or a limit's nulls, nor a judge's whole-number
+    score, which the table holds as a float: the reader hands such a run back), and the per-record reader reads
+    (and names the problems of) the rest. ``box``: the file's bytes, which a document's reader takes out and lets
+    go (the box is then empty)."""
     data = box[0]
-    if b'"messages"' in data or b'"limit"' in data or _whole_score(data):
-        return None
     if data.lstrip()[:1] == b"{":
         del data
         return read_document(box, label)
