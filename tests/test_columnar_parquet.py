@@ -15,8 +15,15 @@ from test_columnar_v3 import PEER_FILES, VARIATIONS, imported, variation_file  #
 
 import reporting
 from reporting.analysis.metrics import aggregate_metrics, cases_frame, error_frame
+from reporting.format.columnar_checks import ColumnarRun
 from reporting.format.columnar_parquet import read_parquet_run
-from reporting.format.parquet import RUN_METADATA_KEY, SCHEMA_VERSION_KEY, case_table, write_case_table
+from reporting.format.parquet import (
+    RUN_METADATA_KEY,
+    SCHEMA_VERSION_KEY,
+    case_table,
+    read_parquet_document,
+    write_case_table,
+)
 from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS
 from reporting.format.synthetic import synthetic_run
 from reporting.format.table_run import table_of
@@ -32,7 +39,7 @@ SAMPLES = [p for p in sorted((ROOT / "sample_runs").glob("*.json")) if p.name.co
 def per_record(path: Path, monkeypatch):
     """The run as the per-record reader reads the table (a case document and a pydantic case per row)."""
     with monkeypatch.context() as patch:
-        patch.setattr(reading, "read_parquet_run", lambda data, label: None)
+        patch.setattr(reading, "read_parquet_run", read_parquet_document)
         return reporting.load_run(str(path))
 
 
@@ -183,13 +190,20 @@ DAMAGE = {
     ),
     "an evaluated case with an error": _column("error", lambda t: ["boom"] + [None] * (t.num_rows - 1)),
     "a case neither evaluated nor in error": _column("passed", lambda t: [None] + t.column("passed").to_pylist()[1:]),
+    "a case not evaluated that gives a risk": lambda t: _column(
+        "error", lambda t: ["timeout"] + [None] * (t.num_rows - 1)
+    )(_column("passed", lambda t: [None] + t.column("passed").to_pylist()[1:])(t)),
+    "a column beyond the format's": lambda t: t.append_column("strategy", pa.array(["crescendo"] * t.num_rows)),
+    "a column of the format's missing": lambda t: t.drop_columns(["safe_signal_hits"]),
+    "a list column missing": lambda t: t.drop_columns(["detected_failure_modes"]),
+    "a column given twice": lambda t: t.append_column("probe_id", t.column("probe_id")),
 }
 
 
 @pytest.mark.parametrize("name", DAMAGE)
 def test_a_table_it_cannot_vouch_for_goes_to_the_per_record_reader(name, tmp_path, monkeypatch):
     path = _damaged(tmp_path, DAMAGE[name])
-    assert read_parquet_run(path.read_bytes(), str(path)) is None, name
+    assert not isinstance(read_parquet_run(path.read_bytes(), str(path)), ColumnarRun), name
     fast, slow = reporting.load_run(str(path)), per_record(path, monkeypatch)
     assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
     if fast.run is not None:
@@ -201,7 +215,7 @@ def test_a_good_verdict_and_extra_are_read_by_columns(tmp_path, monkeypatch):
     """The damage above is what sends a table away: the same columns, well formed, are read by columns."""
     judged = _verdicts([[V, {**V, "judge": "k", "passed": None, "score": None}], [{**V, "score": -3.0}]])
     path = _damaged(tmp_path, lambda t: _extra('{"note": [1, {"x": "y"}], "strategy": "crescendo"}')(judged(t)))
-    assert read_parquet_run(path.read_bytes(), str(path)) is not None
+    assert isinstance(read_parquet_run(path.read_bytes(), str(path)), ColumnarRun)
     assert_alike(path, monkeypatch)
     run = reporting.read_run(str(path))
     assert run.cases[0].strategy == "crescendo" and run.cases[0].model_extra == {"note": [1, {"x": "y"}]}

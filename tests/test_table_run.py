@@ -115,6 +115,18 @@ def test_a_whole_number_score_or_a_conversation_is_read_case_by_case(tmp_path):
     assert type(run.cases[4].verdicts["judge"].score) is int
 
 
+def test_a_case_not_evaluated_that_gives_a_risk_is_read_case_by_case(tmp_path):
+    """A case keeps the risk it gives; the table's figures leave a risk out where the case was not evaluated: the
+    run goes to the per-record reader, whose error frame shows the risk."""
+    document = synthetic_run(20, seed=3)
+    document["schema_version"] = 2
+    document["cases"][2].update(passed=None, error="timeout", risk_score=0.25)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert assert_same_run(path, by_columns=False) is False
+    assert error_frame(reporting.read_run(str(path)))["risk_score"].tolist() == [0.25]
+
+
 CONVERSATIONS = {
     "an empty conversation": (3, {"messages": []}, False),
     "a conversation written null": (3, {"messages": None}, True),  # no conversation: kept whole

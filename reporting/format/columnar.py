@@ -146,7 +146,7 @@ def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]
     table = pa.Table.from_batches(batches, schema=read_schema(schema))
     if table.num_rows != n:
         raise NotMine
-    return finish(label, meta, version, stored, table, lambda name: explicit.get(name, 0), columns)
+    return finish(label, meta, version, stored, table, lambda name: explicit.get(name, 0), columns, whole=whole)
 
 
 def _parsed_chunks(raws: list, schema) -> Iterator[tuple[list, bytes, Future]]:

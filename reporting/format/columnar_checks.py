@@ -16,6 +16,8 @@ from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES
 MAX_INTEGER = 2**53
 MAX_SEVERITY_WEIGHT = 1_000_000.0
 _DEFAULTS = {"safe_signal_hits": 0, "unsafe_signal_hits": 0, "boundary_or_refusal_signal": False}
+# Texts a case table may hold as dictionaries (a Parquet table's, read so): every reader of the table takes either
+DICTIONARY_TEXTS = ("task", "probe_input", "response", "explanation")
 
 
 @dataclass
@@ -78,10 +80,11 @@ def mentions(table) -> set[str]:
     return found
 
 
-def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=None) -> ColumnarRun:
+def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=None, whole=False) -> ColumnarRun:
     """The case table of a parsed run, once every check passed. ``explicit_nulls(name)``: how many of the cases
     whose ``name`` is null wrote ``null`` (the others left the key out), or ``NotMine`` when that cannot be told.
-    ``extra``: the ``extra`` column as the table already holds it (a Parquet case table's), checked by the caller."""
+    ``extra``: the ``extra`` column as the table already holds it (a Parquet case table's), checked by the caller.
+    ``whole``: the table is to be the typed run's cases, so a case it would not keep whole is refused."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -133,6 +136,9 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
         null_written("risk_score", every=True)
         if pc.any(pc.and_(evaluated, pc.is_null(risk))).as_py():
             raise NotMine
+    if whole and error_cases and risk.null_count < n:
+        if pc.any(pc.and_(pc.invert(evaluated), pc.is_valid(risk))).as_py():
+            raise NotMine  # a case not evaluated that gives a risk: a case keeps it, the table leaves it out
     filled: dict[str, Any] = {}
     for name, default in _DEFAULTS.items():
         if name not in names:
@@ -181,7 +187,7 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
             arrays.append(col(name))
         else:
             arrays.append(pa.nulls(n, _arrow_type(CASE_COLUMNS[name])))
-    schema = pa.schema([(name, _arrow_type(CASE_COLUMNS[name])) for name in wanted])
+    schema = pa.schema([(name, _kept(name, column.type)) for name, column in zip(wanted, arrays)])
     result = pa.table(arrays, schema=schema)
     import json
 
@@ -198,6 +204,16 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
         }
     )
     return ColumnarRun(label, meta, version, result, stored, identity, given)
+
+
+def _kept(name: str, given: Any) -> Any:
+    """A column's type in the case table: ``CASE_COLUMNS``', or a dictionary of texts where ``DICTIONARY_TEXTS``
+    allows one and the column is one."""
+    import pyarrow as pa
+
+    if name in DICTIONARY_TEXTS and pa.types.is_dictionary(given):
+        return given
+    return _arrow_type(CASE_COLUMNS[name])
 
 
 def _extra(table, version: int, wanted: bool):

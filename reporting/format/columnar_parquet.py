@@ -13,36 +13,39 @@ names every problem as always. The cases a table-backed run makes on demand come
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
-from reporting.format.columnar_checks import MAX_INTEGER, ColumnarRun, NotMine, finish
+from reporting.format.columnar_checks import DICTIONARY_TEXTS, MAX_INTEGER, ColumnarRun, NotMine, finish
 from reporting.format.parquet import (
     CASE_COLUMNS,
-    REQUIRED,
     RUN_METADATA_KEY,
     SCHEMA_VERSION_KEY,
     TOOL_FIGURES_KEY,
     V3_FIELDS,
     _arrow_type,
     _read_table,
+    table_document,
 )
+from reporting.format.problems import Problem
 
 _EVERY_NULL_KEPT = ("passed", "risk_score")  # a null kept as the case's value (REQUIRED); others leave the key out
 # A minimal valid case: what a case's ``extra`` is checked beside (its version 3 fields, its own fields)
 _BASE = {"probe_id": "p", "category": "c", "severity": "low", "passed": True, "risk_score": 0.0}
 
 
-def read_parquet_run(data: bytes, label: str) -> Optional[ColumnarRun]:
-    """The Parquet case table in ``data`` as a columnar run, or None when the per-record reader must read it."""
+def read_parquet_run(data: bytes, label: str) -> Union[ColumnarRun, tuple[Optional[dict[str, Any]], list[Problem]]]:
+    """The Parquet case table in ``data`` as a columnar run; where this path cannot vouch for it, the document the
+    per-record reader makes of the same table (read once), or the problems that stop it."""
     table, problems = _read_table(data, label)
     if table is None or problems:
-        return None
+        return None, problems
     try:
         return _run(table, label)
     except NotMine:
-        return None
+        pass
     except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError):
-        return None  # (pyarrow's errors are ValueError and TypeError): the per-record reader names the problem
+        pass  # (pyarrow's errors are ValueError and TypeError): the per-record reader names the problem
+    return table_document(table, label)
 
 
 def _run(table: Any, label: str) -> ColumnarRun:
@@ -53,8 +56,12 @@ def _run(table: Any, label: str) -> ColumnarRun:
     from reporting.format.strict_json import strict_loads
 
     metadata = table.schema.metadata or {}
-    if metadata.get(SCHEMA_VERSION_KEY) != b"3" or any(c not in table.column_names for c in REQUIRED):
-        raise NotMine  # a table written before version 3 goes through the migration chain case by case
+    if metadata.get(SCHEMA_VERSION_KEY) != b"3" or set(table.column_names) - {"run_key"} != set(CASE_COLUMNS) - {
+        "run_key"
+    }:
+        # A table written before version 3 goes through the migration chain case by case; a column beyond the
+        # format's is a case's field there (checked, kept), and one of the format's missing is its default
+        raise NotMine
     header: dict[str, Any] = {}
     if RUN_METADATA_KEY in metadata:
         header, problems = strict_loads(label, metadata[RUN_METADATA_KEY], "metadata.runlens.run")
@@ -75,13 +82,25 @@ def _run(table: Any, label: str) -> ColumnarRun:
     if header_problems:
         raise NotMine
     plain = pa.schema(
-        [(name, _arrow_type(kind)) for name, kind in CASE_COLUMNS.items() if name in table.column_names],
+        [(name, _kept_type(table, name, kind)) for name, kind in CASE_COLUMNS.items() if name in table.column_names],
         metadata=metadata,
     )
-    table = table.select(plain.names).cast(plain)  # texts read as dictionaries: plain, as the columnar reader's
+    table = table.select(plain.names).cast(plain)
     _check_verdicts(table)
     extra = _checked_extra(table, label)
-    return finish(label, meta, 3, stored, table, _explicit(table), None, extra=extra)
+    return finish(label, meta, 3, stored, table, _explicit(table), None, extra=extra, whole=True)
+
+
+def _kept_type(table: Any, name: str, kind: str) -> Any:
+    """The type a column is kept as: a long text (``DICTIONARY_TEXTS``) as the dictionary Parquet gave, each
+    distinct text held once (a run's texts repeat: a probe's prompt over its generations, a suite over models);
+    every other column plain, as the columnar reader of JSON makes it."""
+    import pyarrow as pa
+
+    given = table.schema.field(name).type
+    if name in DICTIONARY_TEXTS and pa.types.is_dictionary(given) and pa.types.is_string(given.value_type):
+        return pa.dictionary(pa.int32(), pa.string())
+    return _arrow_type(kind)
 
 
 def _stem(label: str) -> str:

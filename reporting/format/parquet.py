@@ -169,6 +169,11 @@ def read_parquet_document(data: bytes, label: str) -> tuple[Optional[dict[str, A
     table, problems = _read_table(data, label)
     if table is None:
         return None, problems
+    return table_document(table, label)
+
+
+def table_document(table, label: str) -> tuple[Optional[dict[str, Any]], list[Problem]]:
+    """A case table already read (``_read_table``) as a RunLens document, or the problems that stop it."""
     try:
         return _document(table, label)
     except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError) as exc:
@@ -200,6 +205,9 @@ def _read_table(data: bytes, label: str):
         table = pa.concat_tables(groups) if groups else source.read(use_threads=False)
     except Exception as exc:  # noqa: BLE001 - a broken file is a problem of that file, whatever pyarrow raises
         return None, [Problem(label, "$", f"not a readable Parquet file: {str(exc)[:200]}")]
+    twice = sorted({name for name in table.column_names if table.column_names.count(name) > 1})
+    if twice:
+        return None, [Problem(label, str(twice[0]), "a column of the case table is given more than once")]
     for name, column in zip(table.column_names, table.columns):
         try:
             column.validate(full=True)  # offsets, the UTF-8 of every text, dictionary indices in range

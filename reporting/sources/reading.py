@@ -65,11 +65,12 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
     if not data or data.isspace():  # (not data.strip(): a copy of the whole file when it ends in a newline)
         return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
     if looks_like_parquet(data):  # a Parquet case table: by columns where it can vouch for the table
-        table = read_parquet_run(data, label)
-        if table is not None:
-            return LoadResult(label, run_of_table(table), [], table.cases)
-    # A Parquet case table, or another tool's file (some are ZIP archives): recognised by content.
-    imported = import_document(data, label, model)
+        read = read_parquet_run(data, label)
+        if isinstance(read, ColumnarRun):
+            return LoadResult(label, run_of_table(read), [], read.cases)
+        imported = (read[0], [], read[1])  # (the document the per-record reader reads, or the problems)
+    else:  # another tool's file (some are ZIP archives), recognised by content
+        imported = import_document(data, label, model)
     if imported is None:
         # A file is read again if need be: the columnar reader lets the bytes go once it has parsed the cases (a
         # million cases' file is a gigabyte beside the table), and then may hand the run back. Bytes or a stream
