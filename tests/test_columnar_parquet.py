@@ -220,3 +220,43 @@ def test_a_good_verdict_and_extra_are_read_by_columns(tmp_path, monkeypatch):
     run = reporting.read_run(str(path))
     assert run.cases[0].strategy == "crescendo" and run.cases[0].model_extra == {"note": [1, {"x": "y"}]}
     assert run.cases[0].verdicts["k"].passed is None and run.cases[1].verdicts["j"].score == -3.0
+
+
+def _pages(folder: Path, monkeypatch) -> dict:
+    """Each dashboard page on the one run in ``folder``: its metrics, tables and texts, or its errors."""
+    from apptest import PAGE_NAMES, open_page
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("REPORTING_RUNS_DIR", str(folder))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    shown = {}
+    for name in PAGE_NAMES:
+        open_page(at, name).run()
+        assert not at.exception, (name, [e.value for e in at.exception])
+        shown[name] = {
+            "errors": [e.value for e in at.error],
+            "metrics": [(m.label, m.value) for m in at.metric],
+            "tables": [d.value.astype(str).to_dict("list") for d in at.dataframe],
+            "texts": [t.value for t in at.text if "parquet" not in str(t.value) and "json" not in str(t.value)],
+        }
+    return shown
+
+
+def test_the_dashboard_shows_a_parquet_run_as_it_shows_the_run(tmp_path, monkeypatch):
+    """Every page of the dashboard on the agent-free sample as JSON and as its Parquet table (texts held as
+    dictionaries, read by columns): the same figures, tables and texts, no error."""
+    source = ROOT / "sample_runs" / "acme-assistant-v2.json"
+    as_json, as_table = tmp_path / "json", tmp_path / "table"
+    as_json.mkdir()
+    as_table.mkdir()
+    (as_json / "run.json").write_bytes(source.read_bytes())
+    path = table_file(reporting.read_run(str(source)), as_table / "run.parquet")
+    assert table_of(reporting.read_run(str(path))).schema.field("response").type == pa.dictionary(
+        pa.int32(), pa.string()
+    )
+    shown, expected = _pages(as_table, monkeypatch), _pages(as_json, monkeypatch)
+    assert not any(page["errors"] for page in expected.values())
+    for name in expected:
+        assert shown[name] == expected[name], name
+    assert any(page["metrics"] for page in shown.values()) and any(page["tables"] for page in shown.values())
