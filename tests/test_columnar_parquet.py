@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from test_columnar_v3 import PEER_FILES, VARIATIONS, imported, variation_file  # noqa: F401 - the module's fixture
+from test_table_run import errors_and_weights
 
 import reporting
 from reporting.analysis.metrics import aggregate_metrics, cases_frame, error_frame
@@ -25,7 +26,6 @@ from reporting.format.parquet import (
     write_case_table,
 )
 from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS
-from reporting.format.synthetic import synthetic_run
 from reporting.format.table_run import table_of
 from reporting.format.writing import dumps
 from reporting.report.build import build_report
@@ -94,14 +94,7 @@ def test_a_hostile_run_as_parquet_is_read_alike(imported, tmp_path, name, monkey
 
 
 def test_errors_weights_and_drift_survive_the_table(tmp_path, monkeypatch):
-    document = synthetic_run(300, seed=4)
-    document["schema_version"] = 3
-    for i, case in enumerate(document["cases"]):
-        if i % 7 == 0:
-            case.update(passed=None, risk_score=None, error=f"timeout {i}")
-            case.pop("weighted_risk", None)
-        elif i % 5 == 0:
-            case["severity_weight"] = 2.5
+    document = errors_and_weights(3)
     source = tmp_path / "run.json"
     source.write_text(json.dumps(document))
     path = table_file(reporting.read_run(str(source)), tmp_path / "run.parquet")

@@ -69,9 +69,11 @@ def test_an_imported_run_read_by_columns_is_the_run_read_case_by_case(imported, 
         assert assert_same_run(path, by_columns=whole) == whole, name
 
 
-def test_a_run_with_errors_given_weights_and_stored_figures_is_read_alike(tmp_path):
+def errors_and_weights(version: int) -> dict:
+    """A synthetic run of 300 cases with cases not evaluated, given weights, a stored weighted risk that drifts,
+    and cases with no weight."""
     document = synthetic_run(300, seed=4)
-    document["schema_version"] = 2
+    document["schema_version"] = version
     for i, case in enumerate(document["cases"]):
         if i % 7 == 0:
             case.update(passed=None, risk_score=None, error=f"timeout {i}")
@@ -82,6 +84,11 @@ def test_a_run_with_errors_given_weights_and_stored_figures_is_read_alike(tmp_pa
         elif i % 5 == 1:
             case.pop("severity_weight")  # the default weight of its severity
             case.pop("weighted_risk")
+    return document
+
+
+def test_a_run_with_errors_given_weights_and_stored_figures_is_read_alike(tmp_path):
+    document = errors_and_weights(2)
     path = tmp_path / "run.json"
     path.write_text(json.dumps(document))
     assert_same_run(path)

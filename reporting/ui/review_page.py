@@ -9,7 +9,6 @@ category or response can imitate it above the real one."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
@@ -33,17 +32,20 @@ def _verdict(passed: Optional[bool]) -> str:
     return "error" if passed is None else ("pass" if passed else "fail")
 
 
-def queue(run, kind: str, done: set[str]) -> list[Any]:
-    """The cases of a queue not yet decided by this reviewer: failures worst first then the riskiest passes;
-    a random sample (seeded by the run, the same order for everyone); or the cases where judges disagree."""
-    cases = [c for c in run.cases if c.probe_id not in done]
-    if kind == "failures":
-        return sorted(cases, key=lambda c: (c.passed is not False, -(c.risk_score or 0.0), c.probe_id))
-    if kind == "random":
-        ordered = sorted(cases, key=lambda c: c.probe_id)
-        random.Random(run.run.run_id).shuffle(ordered)
-        return ordered
-    return [c for c in cases if len(({v.passed for v in c.verdicts.values()} | {c.passed}) - {None}) > 1]
+def queue(run, kind: str, done: set[str], digest: str = "") -> Any:
+    """The cases of a queue not yet decided by this reviewer (``reporting.analysis.review_queue``): failures worst
+    first then the riskiest passes; a random sample (seeded by the run, the same order for everyone); or the cases
+    where judges disagree. Each case is made when shown; the order is kept per run (``digest``) and queue."""
+    from reporting.analysis.review_queue import pending
+
+    return pending(run, kind, done, _order(digest, kind, id(run), len(run.cases), run) if digest else None)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _order(digest: str, kind: str, run_id: int, cases: int, _run: Any) -> Any:
+    from reporting.analysis.review_queue import queue_order
+
+    return queue_order(_run, kind)
 
 
 def _append(path: Path, record: dict[str, Any], run) -> Optional[str]:
@@ -295,13 +297,14 @@ def review_page() -> None:
     kind = QUEUES[label or "Failures first"]
     me = who.key if who is not None else ""
     mine = {r["probe_id"] for r in reviews.records if r["kind"] == "review" and reviewer_key(r) == me}
-    pending = queue(run, kind, mine)
+    pending = queue(run, kind, mine, source.digest)
     st.text(f"{len(pending)} case(s) left in this queue for {(who.name if who else '') or 'the reviewer'}.")
-    if pending:
+    if len(pending):
         # The case on screen stays while it is undecided, even when a growing run puts a worse failure ahead of
         # it in the queue: the reviewer's reason and choices belong to the case they were typed for.
         held = st.session_state.get("review_case")
-        current = next((c for c in pending if held == (kind, c.probe_id)), pending[0])
+        at = pending.index_of(held[1]) if isinstance(held, tuple) and held[0] == kind else -1
+        current = pending[max(at, 0)]
         st.session_state["review_case"] = (kind, current.probe_id)
         _case_card(current)
         if can_review:
