@@ -263,3 +263,23 @@ def test_rows_made_a_column_at_a_time_are_the_rows_made_one_by_one():
         "k": {"passed": True, "score": 0.5, "explanation": None},
     }
     assert made[0]["safe_signal_hits"] == 0 and made[0]["failure_modes"] == [] and made[1]["verdicts"] == {}
+
+
+def test_a_run_read_by_columns_has_the_fingerprint_of_its_cases(tmp_path):
+    """``run_fingerprint`` of a run read by columns hashes its columns a chunk at a time, in probe id order (ids
+    given out of order, some beyond ASCII): the hash of its cases read one by one, whatever the chunk."""
+    from reporting.analysis.compare import run_fingerprint
+    from reporting.format.columnar_checks import fingerprint_of_columns
+
+    document = errors_and_weights(2)
+    for i, case in enumerate(document["cases"]):
+        case["probe_id"] = f"{'éz€a'[i % 4]}-{(i * 37) % 300:03d}"
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    fast, slow = reporting.read_run(str(path)), per_record(path).run
+    assert table_of(fast) is not None and table_of(slow) is None
+    expected = run_fingerprint(slow)
+    assert run_fingerprint(fast) == expected
+    identity = fast.cases.columnar.identity
+    assert fingerprint_of_columns(fast.run.model, fast.run.created_at, identity, chunk=7) == expected
+    assert fingerprint_of_columns("other", fast.run.created_at, identity) != expected

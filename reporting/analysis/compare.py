@@ -14,7 +14,9 @@ import pandas as pd
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
 from reporting.analysis.registry import COMPARED, TRENDED, interval, value
 from reporting.analysis.stats import LOW_N, mcnemar, mean_interval, newcombe_paired, wilcoxon_signed_rank
+from reporting.format.columnar_checks import fingerprint_of_columns
 from reporting.format.schema import SEVERITIES, RunReport
+from reporting.format.table_run import TableCases
 
 
 def suite_fingerprint(run: RunReport) -> str:
@@ -268,7 +270,14 @@ def trend(
 
 
 def run_fingerprint(run: RunReport) -> str:
-    """A hash of a run's model and every case's verdict and response: equal only for the same run read twice."""
+    """A hash of a run's model and every case's verdict and response: equal only for the same run read twice. A run
+    read by columns: the same hash of its columns (no case object)."""
+    cases = run.cases
+    if isinstance(cases, TableCases) and cases.columnar.identity is not None:
+        read = cases.columnar
+        if (read.meta.model, read.meta.created_at) == (run.run.model, run.run.created_at):
+            return read.fingerprint  # (computed once per run read)
+        return fingerprint_of_columns(run.run.model, run.run.created_at, read.identity)
     sha = hashlib.sha256(f"{run.run.model}\x00{run.run.created_at}\x00".encode())
     for c in sorted(run.cases, key=lambda c: c.probe_id):
         sha.update(f"{c.probe_id}\x00{c.passed}\x00{c.risk_score!r}\x00{c.response or ''}\x01".encode())
