@@ -54,8 +54,10 @@ def fingerprint_of_columns(
 ) -> str:
     """A hash of a run's model, time and every (probe id, verdict, risk, response) of the columns ``identity``, in
     probe id order: equal only for the same run read twice (``reporting.analysis.compare.run_fingerprint`` is this
-    over pydantic cases). Arrow sorts (its byte order is Python's code point order); a chunk of rows is made into
-    Python values at a time, so ten million cases never become forty million objects at once."""
+    over pydantic cases). Arrow sorts (its byte order is Python's code point order) and writes each row's text
+    (``probe_id NUL passed NUL repr(risk) NUL response SOH``) a chunk of rows at a time, each distinct risk's
+    ``repr`` made by Python once (told apart by its bits: -0.0 is not 0.0); the hash reads the texts' bytes."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -64,9 +66,35 @@ def fingerprint_of_columns(
     sha = hashlib.sha256(f"{model}\x00{created_at}\x00".encode())
     for start in range(0, table.num_rows, chunk):
         rows = table.take(order.slice(start, chunk))
-        for probe_id, passed, risk, response in zip(*(column.to_pylist() for column in rows.columns)):
-            sha.update(f"{probe_id}\x00{passed}\x00{risk!r}\x00{response or ''}\x01".encode())
+        text = pa.large_string()  # (64-bit offsets: a chunk's texts may pass 2 GB)
+        passed = rows.column("passed")
+        words = pc.if_else(pc.is_null(passed), "None", pc.if_else(pc.fill_null(passed, False), "True", "False"))
+        response = pc.fill_null(rows.column("response").cast(text), "")
+        risk = _reprs(rows.column("risk")).cast(text)
+        line = pc.binary_join_element_wise(
+            rows.column("probe_id").cast(text), words.cast(text), risk, response, pa.scalar("\x00", text)
+        )
+        line = pa.chunked_array(
+            pc.binary_join_element_wise(line, pa.scalar("\x01", text), pa.scalar("", text))
+        ).combine_chunks()
+        _, offsets, data = line.buffers()
+        bounds = np.frombuffer(offsets, dtype=np.int64, count=len(line) + 1, offset=8 * line.offset)
+        sha.update(memoryview(data)[bounds[0] : bounds[-1]])
     return sha.hexdigest()[:16]
+
+
+def _reprs(values: Any) -> Any:
+    """Python's ``repr`` of each float of ``values`` ("None" for a null) as an Arrow text column."""
+    import numpy as np
+    import pyarrow as pa
+
+    numbers = values.to_numpy(zero_copy_only=False).astype(np.float64)
+    bits = numbers.view(np.int64)
+    distinct, which = np.unique(bits, return_inverse=True)
+    texts = np.array([repr(float(b)) for b in distinct.view(np.float64)], dtype=object)[which.reshape(-1)]
+    nulls = values.is_null().to_numpy(zero_copy_only=False)
+    texts[nulls] = "None"
+    return pa.array(texts, pa.string())
 
 
 CHECKED = ("passed", "risk_score", *_DEFAULTS, *LISTS)  # names whose null and absence the format tells apart
