@@ -137,16 +137,18 @@ def check_examples(path: Union[str, Path]) -> tuple[list[dict[str, Any]], list[s
     return results, problems
 
 
-def derive_self_contradiction(modes: Any, extras: tuple, messages: Any = None) -> Any:
+def derive_self_contradiction(modes: Any, extras: tuple, messages: Any = None, rows: Any = None) -> Any:
     """A derived finding, not read from the file: a case carrying a multi-turn conversation (``conversation_of``:
     the ``conversation`` extra, or version 3 ``messages`` with more than one answer) whose answers contradict each
     other (docs/rubrics.md) gets the failure mode 'self_contradiction' in the case frame, and so in every figure.
-    The run's own cases are left as the file gave them."""
+    The run's own cases are left as the file gave them. ``rows``: the positions of the cases with extra fields or
+    messages, when the caller has them (the others have nothing to read)."""
     import numpy as np
 
     has_conversation = np.zeros(len(extras), dtype=bool)
     turns_of = [None] * len(extras) if messages is None else list(messages)  # by position, not a Series lookup
-    for i, (extra, turns) in enumerate(zip(extras, turns_of)):
+    for i in range(len(extras)) if rows is None else rows:
+        extra, turns = extras[i], turns_of[i]
         if not extra and not turns:
             continue  # the common case: nothing to read
         conversation = conversation_of(extra, turns)

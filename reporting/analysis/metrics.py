@@ -9,6 +9,7 @@ lists and dicts, with ``None`` where a figure has no defined value.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from typing import Any, Optional, Union
 
@@ -154,11 +155,17 @@ def _frame(data: dict[str, Any], extras: tuple, positions: Any = None) -> pd.Dat
     data["stored_weighted_risk"] = data.pop("weighted_risk")
     data["weighted_risk"] = weighted_risk(data["risk_score"], weights)
     data["extra"] = _column("extra", extras, n)
-    data["has_conversation"] = derive_self_contradiction(data["detected_failure_modes"], extras, data["messages"])
+    messages = list(data["messages"])  # by position, not a Series lookup
+    # the cases with anything to read for a conversation (most runs: none), found once in C-speed passes
+    rows = sorted({*itertools.compress(range(n), extras), *itertools.compress(range(n), messages)})
+    data["has_conversation"] = derive_self_contradiction(data["detected_failure_modes"], extras, messages, rows)
     data["probe_key"] = probe_keys(data["probe_id"], data["probe_group"])
-    data["user_turns"] = np.fromiter(
-        (user_turns(m, j) if m else 0 for m, j in zip(data["messages"], data["judged_turn"])), dtype=np.int64, count=n
-    )
+    turns = np.zeros(n, dtype=np.int64)
+    judged = list(data["judged_turn"])
+    for i in rows:
+        if messages[i]:
+            turns[i] = user_turns(messages[i], judged[i])
+    data["user_turns"] = turns
     frame = pd.DataFrame(data, copy=False)
     if positions is not None:
         frame.index = pd.Index(positions, dtype=np.int64)
