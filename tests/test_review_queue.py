@@ -96,3 +96,14 @@ def test_an_unknown_queue_is_refused():
     run = reporting.read_run(str(SAMPLES[0]))
     with pytest.raises(ValueError, match="queue: one of failures, random, disagreements"):
         queue_order(run, "worst")
+
+
+def test_a_run_without_cases_has_empty_queues(tmp_path):
+    document = synthetic_run(3, seed=1)
+    document["cases"] = []
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps(document))
+    for run in (reporting.read_run(str(path)), per_record(path).run):
+        for kind in KINDS:
+            queue = pending(run, kind, {"x"})
+            assert len(queue) == 0 and list(queue) == [] and queue.index_of("x") == -1

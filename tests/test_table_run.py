@@ -283,3 +283,29 @@ def test_a_run_read_by_columns_has_the_fingerprint_of_its_cases(tmp_path):
     identity = fast.cases.columnar.identity
     assert fingerprint_of_columns(fast.run.model, fast.run.created_at, identity, chunk=7) == expected
     assert fingerprint_of_columns("other", fast.run.created_at, identity) != expected
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_verdicts_written_null_are_the_per_record_readers_problem(tmp_path, version):
+    """Arrow's parse takes ``"verdicts": null`` for no verdicts: the reader reads the keys of a chunk that names
+    verdicts, and the null goes to the per-record reader, which names it."""
+    document = synthetic_run(30, seed=1)
+    document["schema_version"] = version
+    document["cases"][1]["verdicts"] = None
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    fast, slow = reporting.load_run(str(path)), per_record(path)
+    assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
+    assert [p.path for p in fast.problems] == ["cases[1].verdicts"]
+    document["cases"][1]["verdicts"] = {}  # no verdicts, written as such: read by columns
+    path.write_text(json.dumps(document))
+    assert assert_same_run(path)
+
+
+def test_a_document_named_as_json_lines_is_read_as_lines(tmp_path):
+    """The per-record reader tells JSON Lines by the name: a document so named is lines (one case a line, and a
+    whole document on one line is no case); the columnar reader leaves such a file to it."""
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps(synthetic_run(5, seed=1)))
+    fast, slow = reporting.load_run(str(path)), per_record(path)
+    assert not slow.ok and [str(p) for p in fast.problems] == [str(p) for p in slow.problems]

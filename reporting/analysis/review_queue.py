@@ -45,6 +45,13 @@ def _columns(run: Any):
     )
 
 
+def _probe_ids(run: Any) -> Any:
+    import pyarrow as pa
+
+    table = table_of(run)
+    return table.column("probe_id") if table is not None else pa.array([c.probe_id for c in run.cases], pa.string())
+
+
 def queue_order(run: Any, kind: str) -> np.ndarray:
     """The positions of the run's cases in the order of queue ``kind`` (every case the queue holds)."""
     import pyarrow as pa
@@ -96,9 +103,8 @@ class Pending(Sequence):
 
         self.run = run
         if done and len(order):
-            ids = _columns(run)["probe_id"] if table_of(run) is not None else None
-            ids = ids if ids is not None else pa.array([c.probe_id for c in run.cases], pa.string())
-            decided = pc.is_in(ids, value_set=pa.array(sorted(done), pa.string())).to_numpy(zero_copy_only=False)
+            value_set = pa.array(sorted(done), pa.string())
+            decided = pc.is_in(_probe_ids(run), value_set=value_set).to_numpy(zero_copy_only=False)
             order = order[~decided[order]]
         self.order = order
 
@@ -118,9 +124,7 @@ class Pending(Sequence):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        table = table_of(self.run)
-        ids = table.column("probe_id") if table is not None else pa.array([c.probe_id for c in self.run.cases])
-        found = pc.index(ids, pa.scalar(probe_id, pa.string())).as_py()
+        found = pc.index(_probe_ids(self.run), pa.scalar(probe_id, pa.string())).as_py()
         if found is None or found < 0:
             return -1
         at = np.flatnonzero(self.order == found)

@@ -14,7 +14,7 @@ import os
 from typing import BinaryIO, Optional, Union
 
 from reporting._gc import gc_paused
-from reporting.format.columnar import read_document, read_table
+from reporting.format.columnar import read_document
 from reporting.format.columnar_checks import ColumnarRun
 from reporting.format.columnar_parquet import read_parquet_run
 from reporting.format.parquet import looks_like_parquet
@@ -105,12 +105,12 @@ def _columnar(source: Source, box: list[bytes], label: str) -> Optional[Columnar
     score, which the table holds as a float: the reader hands such a run back), and the per-record reader reads
     (and names the problems of) the rest. ``box``: the file's bytes, which a document's reader takes out and lets
     go (the box is then empty)."""
+    if label.lower().endswith((".jsonl", ".ndjson")):
+        return None  # JSON Lines by the name, as the per-record reader tells them (a document so named is lines)
     data = box[0]
     if data.lstrip()[:1] == b"{":
         del data
         return read_document(box, label)
-    if isinstance(source, (str, os.PathLike)) and str(source).lower().endswith((".jsonl", ".ndjson")):
-        return read_table(str(source))
     return None
 
 
