@@ -273,11 +273,12 @@ def run_fingerprint(run: RunReport) -> str:
     """A hash of a run's model and every case's verdict and response: equal only for the same run read twice. A run
     read by columns: the same hash of its columns (no case object)."""
     cases = run.cases
-    if isinstance(cases, TableCases) and cases.columnar.identity is not None:
-        read = cases.columnar
+    read = cases.columnar if isinstance(cases, TableCases) else None
+    identity = read.identity if read is not None else None
+    if read is not None and identity is not None:
         if (read.meta.model, read.meta.created_at) == (run.run.model, run.run.created_at):
             return read.fingerprint  # (computed once per run read)
-        return fingerprint_of_columns(run.run.model, run.run.created_at, read.identity)
+        return fingerprint_of_columns(run.run.model, run.run.created_at, identity)
     sha = hashlib.sha256(f"{run.run.model}\x00{run.run.created_at}\x00".encode())
     for c in sorted(run.cases, key=lambda c: c.probe_id):
         sha.update(f"{c.probe_id}\x00{c.passed}\x00{c.risk_score!r}\x00{c.response or ''}\x01".encode())

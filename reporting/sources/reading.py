@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import BinaryIO, Optional, Union
+from typing import Any, BinaryIO, Optional, Union
 
 from reporting._gc import gc_paused
 from reporting.format.columnar import read_document
@@ -64,6 +64,7 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
         return LoadResult(label, None, [unreadable(label, exc)])
     if not data or data.isspace():  # (not data.strip(): a copy of the whole file when it ends in a newline)
         return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
+    imported: Optional[tuple[Optional[dict[str, Any]], list[str], list[Problem]]]
     if looks_like_parquet(data):  # a Parquet case table: by columns where it can vouch for the table
         read = read_parquet_run(data, label)
         if isinstance(read, ColumnarRun):
