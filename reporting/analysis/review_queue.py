@@ -46,10 +46,7 @@ def _columns(run: Any):
 
 
 def _probe_ids(run: Any) -> Any:
-    import pyarrow as pa
-
-    table = table_of(run)
-    return table.column("probe_id") if table is not None else pa.array([c.probe_id for c in run.cases], pa.string())
+    return _columns(run).column("probe_id")
 
 
 def queue_order(run: Any, kind: str) -> np.ndarray:

@@ -64,9 +64,9 @@ def fingerprint_of_columns(
     table = pa.table(dict(zip(("probe_id", "passed", "risk", "response"), identity)))
     order = pc.sort_indices(table.column("probe_id"))
     sha = hashlib.sha256(f"{model}\x00{created_at}\x00".encode())
+    text = pa.large_string()  # (64-bit offsets: a chunk's texts may pass 2 GB)
     for start in range(0, table.num_rows, chunk):
         rows = table.take(order.slice(start, chunk))
-        text = pa.large_string()  # (64-bit offsets: a chunk's texts may pass 2 GB)
         passed = rows.column("passed")
         words = pc.if_else(pc.is_null(passed), "None", pc.if_else(pc.fill_null(passed, False), "True", "False"))
         response = pc.fill_null(rows.column("response").cast(text), "")
@@ -225,7 +225,7 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
             arrays.append(col(name))
         else:
             arrays.append(pa.nulls(n, _arrow_type(CASE_COLUMNS[name])))
-    schema = pa.schema([(name, _kept(name, column.type)) for name, column in zip(wanted, arrays)])
+    schema = pa.schema([(name, kept_type(name, column.type)) for name, column in zip(wanted, arrays)])
     result = pa.table(arrays, schema=schema)
     import json
 
@@ -244,13 +244,14 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
     return ColumnarRun(label, meta, version, result, stored, identity, given)
 
 
-def _kept(name: str, given: Any) -> Any:
+def kept_type(name: str, given: Any) -> Any:
     """A column's type in the case table: ``CASE_COLUMNS``', or a dictionary of texts where ``DICTIONARY_TEXTS``
-    allows one and the column is one."""
+    allows one and the column is one (a Parquet table's long texts, each distinct text held once: a run's texts
+    repeat, a probe's prompt over its generations, a suite over models)."""
     import pyarrow as pa
 
-    if name in DICTIONARY_TEXTS and pa.types.is_dictionary(given):
-        return given
+    if name in DICTIONARY_TEXTS and pa.types.is_dictionary(given) and pa.types.is_string(given.value_type):
+        return pa.dictionary(pa.int32(), pa.string())
     return _arrow_type(CASE_COLUMNS[name])
 
 

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from typing import Any, Optional, Union
 
-from reporting.format.columnar_checks import DICTIONARY_TEXTS, MAX_INTEGER, ColumnarRun, NotMine, finish
+from reporting.format.columnar_checks import MAX_INTEGER, ColumnarRun, NotMine, finish, kept_type
 from reporting.format.parquet import (
     CASE_COLUMNS,
     RUN_METADATA_KEY,
     SCHEMA_VERSION_KEY,
     TOOL_FIGURES_KEY,
     V3_FIELDS,
-    _arrow_type,
     _read_table,
     table_document,
+    table_run_id,
 )
 from reporting.format.problems import Problem
 
@@ -67,7 +67,7 @@ def _run(table: Any, label: str) -> ColumnarRun:
         header, problems = strict_loads(label, metadata[RUN_METADATA_KEY], "metadata.runlens.run")
         if problems or not isinstance(header, dict):
             raise NotMine
-    header.setdefault("run_id", _stem(label))
+    header.setdefault("run_id", table_run_id(label))
     document: dict[str, Any] = {"schema_version": 3, "run": header}
     if TOOL_FIGURES_KEY in metadata:
         figures, problems = strict_loads(label, metadata[TOOL_FIGURES_KEY], "metadata.runlens.tool_figures")
@@ -82,31 +82,13 @@ def _run(table: Any, label: str) -> ColumnarRun:
     if header_problems:
         raise NotMine
     plain = pa.schema(
-        [(name, _kept_type(table, name, kind)) for name, kind in CASE_COLUMNS.items() if name in table.column_names],
+        [(name, kept_type(name, table.schema.field(name).type)) for name in CASE_COLUMNS if name in table.column_names],
         metadata=metadata,
     )
     table = table.select(plain.names).cast(plain)
     _check_verdicts(table)
     extra = _checked_extra(table, label)
     return finish(label, meta, 3, stored, table, _explicit(table), None, extra=extra, whole=True)
-
-
-def _kept_type(table: Any, name: str, kind: str) -> Any:
-    """The type a column is kept as: a long text (``DICTIONARY_TEXTS``) as the dictionary Parquet gave, each
-    distinct text held once (a run's texts repeat: a probe's prompt over its generations, a suite over models);
-    every other column plain, as the columnar reader of JSON makes it."""
-    import pyarrow as pa
-
-    given = table.schema.field(name).type
-    if name in DICTIONARY_TEXTS and pa.types.is_dictionary(given) and pa.types.is_string(given.value_type):
-        return pa.dictionary(pa.int32(), pa.string())
-    return _arrow_type(kind)
-
-
-def _stem(label: str) -> str:
-    import os
-
-    return os.path.basename(label).split(".")[0] or "run"
 
 
 def _explicit(table: Any):

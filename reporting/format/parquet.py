@@ -172,6 +172,11 @@ def read_parquet_document(data: bytes, label: str) -> tuple[Optional[dict[str, A
     return table_document(table, label)
 
 
+def table_run_id(label: str) -> str:
+    """The run id of a case table whose metadata names none: its file name up to the first dot."""
+    return os.path.basename(label).split(".")[0] or "run"
+
+
 def table_document(table, label: str) -> tuple[Optional[dict[str, Any]], list[Problem]]:
     """A case table already read (``_read_table``) as a RunLens document, or the problems that stop it."""
     try:
@@ -332,7 +337,7 @@ def _document(table, label: str) -> tuple[Optional[dict[str, Any]], list[Problem
         if not isinstance(header, dict):
             return None, [Problem(label, "metadata.runlens.run", "must be an object")]
     if "run_id" not in header:
-        header["run_id"] = os.path.basename(label).split(".")[0] or "run"
+        header["run_id"] = table_run_id(label)
     cases = case_records(table, label, problems)
     version = 3 if metadata.get(SCHEMA_VERSION_KEY) == b"3" else 2
     document: dict[str, Any] = {"schema_version": version, "run": header, "cases": cases}
