@@ -161,3 +161,28 @@ def test_judges_and_their_agreement_known_answers():
     assert cohen_kappa(a, b) == pytest.approx(0.5) == pytest.approx(cohen_kappa_score(a, b))
     assert cohen_kappa([True, True], [True, True]) is None  # both constant: undefined, never a made-up 1
     assert reporting.aggregate_metrics(reporting.read_run(FIXTURES / "v1.json"))["judges"] == {}
+
+
+def test_each_judges_verdicts_whether_rows_share_one_mapping_or_not():
+    """``verdicts_by_judge`` reads each distinct mapping once (a frame shares one among rows alike): the same
+    verdicts, judges in the order the cases first name them, each judge's cases in the frame's order, whether the
+    rows share their mappings or each holds its own copy; a judge that names a case null keeps it as null."""
+    import pandas as pd
+
+    from reporting.analysis.judges import verdicts_by_judge
+
+    one = {"det.B": {"passed": True}, "det.A": {"passed": False}}
+    two = {"det.A": {"passed": None}, "det.C": {"passed": True}}
+    rows = [None, one, two, {}, one, two, one]
+    shared = pd.DataFrame({"verdicts": rows}, index=[10, 11, 12, 13, 14, 15, 16])
+    copied = pd.DataFrame({"verdicts": [dict(r) if r else r for r in rows]}, index=shared.index)
+    expected = {
+        "det.B": {11: True, 14: True, 16: True},
+        "det.A": {11: False, 12: None, 14: False, 15: None, 16: False},
+        "det.C": {12: True, 15: True},
+    }
+    for frame in (shared, copied):
+        found = verdicts_by_judge(frame)
+        assert found == expected and list(found) == ["det.B", "det.A", "det.C"]
+        assert [list(v) for v in found.values()] == [list(v) for v in expected.values()]
+    assert verdicts_by_judge(pd.DataFrame({"verdicts": [None, {}]})) == {}

@@ -106,6 +106,21 @@ def _codes(values: Sequence[Any], name: Any) -> tuple[Any, list[Any]]:
     return codes.astype(np.int64), [name(u) for u in uniques]
 
 
+def _tag_codes(tags: Sequence[Any]) -> Any:
+    """Each case's code among the distinct tag lists (lists cannot be hashed; their string tuples can). A case
+    frame shares one list object among the rows that hold the same tags, so each distinct object is made a tuple
+    once (a million garak cases: a few hundred tuples, not a million), then equal tuples share a code."""
+    import numpy as np
+    import pandas as pd
+
+    column = tags if isinstance(tags, np.ndarray) and tags.dtype == object else np.fromiter(tags, object, len(tags))
+    by_object, objects = pd.factorize(np.fromiter(map(id, column), dtype=np.int64, count=len(column)))
+    distinct = np.empty(len(objects), dtype=object)
+    distinct[:] = [_tag_list(column[at]) for at in np.unique(by_object, return_index=True)[1]]
+    codes, _ = pd.factorize(distinct, use_na_sentinel=True)
+    return codes.astype(np.int64)[by_object]
+
+
 def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, Tally]:
     """What ``grouped_by_loop`` gives, by whole columns: each column's distinct values named once (a million cases
     of a dozen categories: a dozen calls, not a million), the groups' counts by ``bincount``."""
@@ -122,9 +137,7 @@ def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys,
         if column is None:
             parts.append(np.zeros(count, dtype=np.int64))
             continue
-        if column is tags:
-            column = [_tag_list(t) for t in column]  # lists cannot be hashed; their string tuples can
-        codes, _ = _codes(column, lambda u: u)
+        codes = _tag_codes(column) if column is tags else _codes(column, lambda u: u)[0]
         parts.append(codes + 1)
     key = np.zeros(count, dtype=np.int64)
     for codes in parts:  # renumbered after each column: the combined key stays below the number of cases

@@ -19,17 +19,28 @@ from reporting.analysis.stats import wilson
 
 
 def verdicts_by_judge(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]]]:
-    """judge -> {case index -> passed (None: not judged)}, over the cases that carry verdicts."""
+    """judge -> {case index -> passed (None: not judged)}, over the cases that carry verdicts. A case frame shares
+    one mapping among the rows whose verdicts are the same (a detector's verdicts repeat over a garak run's
+    attempts), so each distinct mapping is read once and its judges' verdicts spread to its rows by whole columns;
+    the judges in the order the cases first name them, each judge's cases in the frame's order."""
     by_judge: dict[str, dict[Any, Optional[bool]]] = {}
     if "verdicts" not in frame:
         return by_judge
     values = frame["verdicts"].to_numpy(dtype=object)
     # cases without verdicts (missing or empty) are skipped in C
     present = pd.notna(values) & np.fromiter(map(bool, values), dtype=bool, count=len(values))
-    for index, verdicts in zip(frame.index.to_numpy()[present].tolist(), values[present].tolist()):
+    values, index = values[present], frame.index.to_numpy()[present]
+    codes, distinct = pd.factorize(np.fromiter(map(id, values), dtype=np.int64, count=len(values)))
+    firsts = np.unique(codes, return_index=True)[1]  # code k is the k-th distinct mapping to appear
+    judged: dict[str, tuple[np.ndarray, list[Optional[bool]]]] = {}
+    for k, verdicts in enumerate(values[firsts].tolist()):
         for name, verdict in verdicts.items():
             passed = verdict.passed if hasattr(verdict, "passed") else verdict.get("passed")
-            by_judge.setdefault(str(name), {})[index] = passed
+            has, said = judged.setdefault(str(name), (np.zeros(len(distinct), dtype=bool), [None] * len(distinct)))
+            has[k], said[k] = True, passed
+    for name, (has, said) in judged.items():
+        rows = has[codes]
+        by_judge[name] = dict(zip(index[rows].tolist(), np.array(said, dtype=object)[codes[rows]].tolist()))
     return by_judge
 
 
