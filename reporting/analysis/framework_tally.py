@@ -113,10 +113,12 @@ def _tag_codes(tags: Sequence[Any]) -> Any:
     import numpy as np
     import pandas as pd
 
+    from reporting.analysis.grouping import by_identity
+
     column = tags if isinstance(tags, np.ndarray) and tags.dtype == object else np.fromiter(tags, object, len(tags))
-    by_object, objects = pd.factorize(np.fromiter(map(id, column), dtype=np.int64, count=len(column)))
-    distinct = np.empty(len(objects), dtype=object)
-    distinct[:] = [_tag_list(column[at]) for at in np.unique(by_object, return_index=True)[1]]
+    by_object, firsts = by_identity(column)
+    distinct = np.empty(len(firsts), dtype=object)
+    distinct[:] = [_tag_list(tag) for tag in column[firsts].tolist()]
     codes, _ = pd.factorize(distinct, use_na_sentinel=True)
     return codes.astype(np.int64)[by_object]
 

@@ -22,6 +22,12 @@ def numbered(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return which, pd.Series(which).drop_duplicates().index.to_numpy()
 
 
+def by_identity(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``numbered`` over the objects themselves (their identity): a case frame shares one list or mapping among
+    the rows whose values are the same, so what is made of each distinct object is made once."""
+    return numbered(np.fromiter(map(id, values), dtype=np.int64, count=len(values)))
+
+
 def severity_codes(frame: pd.DataFrame) -> np.ndarray:
     """Each case's severity as its position in SEVERITIES (-1: none of them)."""
     column = frame["severity"]

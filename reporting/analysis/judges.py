@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from reporting.analysis.figures import proportion
-from reporting.analysis.grouping import numbered
+from reporting.analysis.grouping import by_identity
 from reporting.analysis.stats import wilson
 
 
@@ -30,13 +30,12 @@ def verdicts_by_judge(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]
     # cases without verdicts (missing or empty) are skipped in C
     present = pd.notna(values) & np.fromiter(map(bool, values), dtype=bool, count=len(values))
     values, index = values[present], frame.index.to_numpy()[present]
-    codes, distinct = pd.factorize(np.fromiter(map(id, values), dtype=np.int64, count=len(values)))
-    firsts = np.unique(codes, return_index=True)[1]  # code k is the k-th distinct mapping to appear
+    codes, firsts = by_identity(values)  # code k: the k-th distinct mapping to appear
     judged: dict[str, tuple[np.ndarray, list[Optional[bool]]]] = {}
     for k, verdicts in enumerate(values[firsts].tolist()):
         for name, verdict in verdicts.items():
             passed = verdict.passed if hasattr(verdict, "passed") else verdict.get("passed")
-            has, said = judged.setdefault(str(name), (np.zeros(len(distinct), dtype=bool), [None] * len(distinct)))
+            has, said = judged.setdefault(str(name), (np.zeros(len(firsts), dtype=bool), [None] * len(firsts)))
             has[k], said[k] = True, passed
     for name, (has, said) in judged.items():
         rows = has[codes]
@@ -176,7 +175,7 @@ def disagreements(frame: pd.DataFrame, limit: int = 500) -> tuple[list[str], lis
 def _split(values: np.ndarray, names: list[str]) -> np.ndarray:
     """Which cases' verdicts hold two different decided verdicts of ``names``' judges: decided once per distinct
     mapping object (the case frame shares one among the cases whose verdicts are the same)."""
-    codes, first = numbered(np.fromiter(map(id, values), dtype=np.int64, count=len(values)))
+    codes, first = by_identity(values)
     split = np.zeros(len(first), dtype=bool)
     for code, at in zip(codes[first].tolist(), first.tolist()):
         verdicts = values[at] or {}
