@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from test_columnar_v3 import PEER_FILES, VARIATIONS, imported, variation_file  # noqa: F401 - the module's fixture
-from test_table_run import WHOLE
+from test_table_run import read_by_columns
 
 import reporting
 from reporting.format import case_lines
@@ -53,8 +53,7 @@ def test_a_sample_run_is_written_alike(path, monkeypatch):
 @pytest.mark.parametrize("name", PEER_FILES)
 def test_an_imported_run_is_written_alike(imported, name, monkeypatch):  # noqa: F811
     for path in imported[name]:
-        text = path.read_text()  # a conversation's turns, a limit, a whole-number score: read case by case
-        whole = '"messages"' not in text and '"limit"' not in text and name not in WHOLE
+        whole = read_by_columns(path, name)  # a limit, a whole-number score: read case by case
         assert written(path) == whole
         assert written(path, monkeypatch, rows=3) == whole
 

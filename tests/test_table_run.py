@@ -52,20 +52,33 @@ def assert_same_run(path: Path, by_columns: bool = True) -> bool:
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_a_sample_run_read_by_columns_is_the_run_read_case_by_case(path):
-    conversation = '"messages"' in path.read_text()  # the agent run: read case by case (see below)
-    assert assert_same_run(path, by_columns=not conversation) != conversation
+    limited = '"limit"' in path.read_text()  # the agent run's limits: read case by case (see below)
+    assert assert_same_run(path, by_columns=not limited) != limited
 
 
-WHOLE = {"promptfoo/promptfoo.json", "promptfoo/promptfoo_redteam.json", "promptfoo/sample-export.json"}
+# judges' whole-number scores (promptfoo's assertions score 0 and 1)
+WHOLE = {
+    "promptfoo/promptfoo.json",
+    "promptfoo/promptfoo_redteam.json",
+    "promptfoo/sample-export.json",
+    "promptfoo/multiturn/chat/promptfoo_chat_eval.json",
+    "promptfoo/multiturn/redteam/promptfoo_redteam_multiturn.json",
+}
+
+
+def read_by_columns(path: Path, name: str) -> bool:
+    """Whether the columnar reader keeps this imported run whole: no case gives a limit, and the tool's judges
+    do not score in whole numbers (``WHOLE``)."""
+    cases = json.loads(path.read_text())["cases"]
+    return name not in WHOLE and all(case.get("limit") is None for case in cases)
 
 
 @pytest.mark.parametrize("name", PEER_FILES)
 def test_an_imported_run_read_by_columns_is_the_run_read_case_by_case(imported, name):  # noqa: F811
-    """A run whose table would not keep it whole (a conversation's nulls, a limit, a judge's whole-number score:
-    the table holds scores as floats) is read case by case; every other is read by columns, alike."""
+    """A run whose table would not keep it whole (a limit, a judge's whole-number score: the table holds scores as
+    floats) is read case by case; every other, its conversations too, is read by columns, alike."""
     for path in imported[name]:
-        text = path.read_text()
-        whole = '"messages"' not in text and '"limit"' not in text and name not in WHOLE
+        whole = read_by_columns(path, name)
         assert assert_same_run(path, by_columns=whole) == whole, name
 
 
@@ -135,21 +148,40 @@ def test_a_case_not_evaluated_that_gives_a_risk_is_read_case_by_case(tmp_path):
 
 
 CONVERSATIONS = {
-    "an empty conversation": (3, {"messages": []}, False),
+    "an empty conversation": (3, {"messages": []}, False),  # the table holds none
     "a conversation written null": (3, {"messages": None}, True),  # no conversation: kept whole
-    "a conversation": (3, {"messages": [{"role": "assistant", "content": "ok"}], "judged_turn": 0}, False),
+    "a conversation": (3, {"messages": [{"role": "assistant", "content": "ok"}], "judged_turn": 0}, True),
+    "a conversation with nulls": (
+        3,
+        {
+            "messages": [
+                {"role": "user", "content": "hi", "tool_call_id": None, "id": None, "meta": {"a": None}},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"id": None, "function": "f", "arguments": None, "x": None}],
+                    "source": None,
+                },
+                {"role": "tool", "content": "ok", "tool_call_id": "c1", "tool_calls": []},
+                {"role": "assistant", "content": "done"},
+            ],
+            "judged_turn": 3,
+        },
+        True,
+    ),
     "a limit": (3, {"limit": {"type": "time", "limit": None}}, False),
     "a limit written null": (3, {"limit": None}, True),
-    "a version 2 extra named messages": (2, {"messages": [{"role": "x", "id": None}]}, False),
+    "a version 2 extra named messages": (2, {"messages": [{"role": "x", "id": None}]}, True),
     "texts that name the fields": (3, {"response": '"messages": [], "limit": null, "score": 2}'}, True),
 }
 
 
 @pytest.mark.parametrize("name", CONVERSATIONS)
-def test_a_conversation_or_limit_is_read_case_by_case_whatever_its_form(tmp_path, name):
-    """The reader itself hands such a run back (no scan of the file's bytes first): a case whose conversation or
-    limit the table would keep without its nulls, in any form the JSON gives it, is read case by case, alike; a
-    null one is none, and texts that only name the fields are texts."""
+def test_a_conversation_is_kept_whole_by_columns_and_a_limit_read_case_by_case(tmp_path, name):
+    """A conversation is kept whole by the table, its nulls too (the same run, frame, figures and written report as
+    case by case); the reader itself hands back a case whose limit the table would keep without its nulls (no scan
+    of the file's bytes first), in any form the JSON gives it; a null one is none, and texts that only name the
+    fields are texts."""
     version, fields, by_columns = CONVERSATIONS[name]
     document = synthetic_run(20, seed=2)
     document["schema_version"] = version

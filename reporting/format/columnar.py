@@ -79,8 +79,9 @@ def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[C
 def read_document(data: Union[bytes, list[bytes]], label: str) -> Optional[ColumnarRun]:
     """A RunLens JSON document already read into ``data`` as an Arrow case table, or None when the per-record
     reader must read it (the reading of a run by its content, ``reporting.sources.reading``, asks this first):
-    also None for a run its table would not keep whole, as a typed run's cases are made from it (a conversation's
-    or a limit's nulls, which the table leaves out; a judge's whole-number score, which it holds as a float).
+    also None for a run its table would not keep whole, as a typed run's cases are made from it (a limit's nulls,
+    which the table leaves out; an empty conversation, which it holds as none; a judge's whole-number score, which
+    it holds as a float). A conversation is kept whole, its turns' nulls too.
     ``data`` in a list: the reader takes the bytes out and lets them go once every case is parsed, before the
     checks over whole columns (a million cases' file is a gigabyte beside the table); the list is then empty, even
     when the run is handed back, and the caller reads the file again."""

@@ -3,13 +3,13 @@ over whole columns, with no case document made per row. ``recompute --format par
 tables; before this, every verb read one back a case document and a pydantic case per row (a million cases: a
 million dicts; ten million did not fit in 24 GB).
 
-Like the columnar reader of JSON, this path only says "this run, exactly" or "not me": where anything is wrong or
-cannot be vouched for (a table written before version 3, a verdict with no judge or given twice, a case's ``extra``
-that the strict decoder or the schema refuses, a field of the format hidden in ``extra``, a conversation or a limit,
-which ``extra`` holds without their nulls, as the JSON columnar reader hands them back), ``read_parquet_run``
-returns None and the per-record reader (``reporting.format.parquet.read_parquet_document``) reads the table and
-names every problem as always. The cases a table-backed run makes on demand come from the same rows by the same
-``case_records`` the per-record reader uses, so the two give the same run (tests/test_columnar_parquet.py)."""
+Like the columnar reader of JSON, this path only says "this run, exactly" or "not me": where anything is wrong or cannot
+be vouched for (a table written before version 3, a verdict with no judge or given twice, a case's ``extra`` that the
+strict decoder or the schema refuses, a field of the format hidden in ``extra``, a conversation or a limit (``extra``
+holds a limit without its nulls, and so did it a conversation in tables written before 2026-11-28)),
+``read_parquet_run`` returns None and the per-record reader (``reporting.format.parquet.read_parquet_document``) reads
+the table and names every problem as always. The cases a table-backed run makes on demand come from the same rows by the
+same ``case_records`` the per-record reader uses, so the two give the same run (tests/test_columnar_parquet.py)."""
 
 from __future__ import annotations
 

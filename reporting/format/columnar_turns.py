@@ -1,8 +1,8 @@
 """The conversations of a run read by the columnar reader (``messages``, version 3): each case's turns decoded by the
 strict JSON decoder (a key given twice, a lone surrogate: refused), checked as ``reporting.format.schema.Message``
-and ``ToolCall`` check them, and written as ``case_table`` writes them (``model_dump(mode="json",
-exclude_none=True)``: the declared fields in order with their defaults, then the turn's own extra fields that are
-not null), without a pydantic model per turn: the models cost three times the decoding. Anything the models would
+and ``ToolCall`` check them, and written as the models dump them (``model_dump(mode="json")``: the declared
+fields in order with their defaults, then the turn's own extra fields, nulls too, so the table keeps a conversation
+whole), without a pydantic model per turn: the models cost three times the decoding. Anything the models would
 refuse raises ``NotMine`` (the per-record reader names it). A test holds the two to the same bytes on every
 conversation the importers write and on hostile variations of them.
 
@@ -45,7 +45,7 @@ def conversations(label: str, n: int, rows: list[int], raws: list) -> tuple[list
 
 
 def _turn(turn: Any) -> dict[str, Any]:
-    """``Message.model_dump(mode="json", exclude_none=True)`` of a turn the model accepts."""
+    """``Message.model_dump(mode="json")`` of a turn the model accepts: its null fields kept, as the model does."""
     if type(turn) is not dict:
         raise NotMine
     role, content = turn.get("role"), turn.get("content", "")
@@ -58,16 +58,15 @@ def _turn(turn: Any) -> dict[str, Any]:
         "role": role,
         "content": content,
         "tool_calls": [_call(call) for call in calls] if calls else [],
+        "tool_call_id": answers,
     }
-    if answers is not None:
-        out["tool_call_id"] = answers
     if not _TURN.issuperset(turn):
-        out.update((key, item) for key, item in turn.items() if key not in _TURN and item is not None)
+        out.update((key, item) for key, item in turn.items() if key not in _TURN)
     return out
 
 
 def _call(call: Any) -> dict[str, Any]:
-    """``ToolCall.model_dump(mode="json", exclude_none=True)`` of a tool call the model accepts."""
+    """``ToolCall.model_dump(mode="json")`` of a tool call the model accepts: its null fields kept."""
     if type(call) is not dict:
         raise NotMine
     ident, function, arguments = call.get("id"), call.get("function"), call.get("arguments")
@@ -75,9 +74,6 @@ def _call(call: Any) -> dict[str, Any]:
         raise NotMine
     if arguments is not None and type(arguments) is not str and type(arguments) is not dict:
         raise NotMine
-    out: dict[str, Any] = {} if ident is None else {"id": ident}
-    out["function"] = function
-    if arguments is not None:
-        out["arguments"] = arguments
-    out.update((key, item) for key, item in call.items() if key not in _CALL and item is not None)
+    out: dict[str, Any] = {"id": ident, "function": function, "arguments": arguments}
+    out.update((key, item) for key, item in call.items() if key not in _CALL)
     return out

@@ -99,8 +99,8 @@ _KEYS = msgspec.json.Decoder(dict[str, Raw])
 
 def nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int], whole=False):
     """``_nested``; an Arrow error (a batch's texts beyond what one array holds, say) hands the run back. ``whole``:
-    hand back a case the table would not keep whole (a conversation or a limit, whose nulls it leaves out; a
-    judge's whole-number score, which it holds as a float)."""
+    hand back a case the table would not keep whole (a limit, whose nulls it leaves out; an empty conversation,
+    which it holds as none; a judge's whole-number score, which it holds as a float)."""
     import pyarrow as pa
 
     try:
@@ -128,8 +128,9 @@ def _nested(label: str, version: int, batch, raws: list, keys: Optional[list], e
             cases = map(keys.__getitem__, rows) if keys is not None else (_KEYS.decode(raws[i]) for i in rows)
             explicit[name] = explicit.get(name, 0) + sum(map(operator.contains, cases, itertools.repeat(name)))
     if whole and (
-        (version >= 3 and any(batch.column(name).null_count < n for name in ("messages", "limit")))
-        or (keys is not None and any("messages" in case or "limit" in case for case in keys))
+        (version >= 3 and batch.column("limit").null_count < n)
+        or (version >= 3 and keys is None and batch.column("messages").null_count < n)  # an empty conversation
+        or (keys is not None and any("limit" in case for case in keys))
     ):
         raise NotMine  # (an empty list of messages is no key Arrow's first parse refuses: its column says)
     known = case_names(version)

@@ -123,12 +123,13 @@ def case_table(run: RunReport, key: Optional[str] = None):
 
 
 def _extra_json(case: Any) -> Optional[str]:
-    """The case's own extra fields and its version 3 fields, as one JSON object (None when it has neither)."""
+    """The case's own extra fields and its version 3 fields, as one JSON object (None when it has neither). A
+    conversation's turns keep their nulls (a turn's own field written null is the file's, and written back)."""
     extra = dict(case.__pydantic_extra__ or {})
     for name in V3_FIELDS:
         value = getattr(case, name)
         if value is not None:
-            extra[name] = case.model_dump(mode="json", include={name}, exclude_none=True)[name]
+            extra[name] = case.model_dump(mode="json", include={name}, exclude_none=name != "messages")[name]
     return json.dumps(extra) if extra else None
 
 

@@ -102,10 +102,10 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
 
 def _columnar(source: Source, box: list[bytes], label: str) -> Optional[ColumnarRun]:
     """The run as the columnar reader reads it (a table, no object per case), or None: it reads only what it can
-    vouch for and what its table keeps whole (not a conversation's or a limit's nulls, nor a judge's whole-number
-    score, which the table holds as a float: the reader hands such a run back), and the per-record reader reads
-    (and names the problems of) the rest. ``box``: the file's bytes, which a document's reader takes out and lets
-    go (the box is then empty)."""
+    vouch for and what its table keeps whole (not a limit's nulls, an empty conversation, nor a judge's whole-number
+    score, which the table holds as a float: the reader hands such a run back; a conversation is kept whole), and
+    the per-record reader reads (and names the problems of) the rest. ``box``: the file's bytes, which a document's
+    reader takes out and lets go (the box is then empty)."""
     if label.lower().endswith((".jsonl", ".ndjson")):
         return None  # JSON Lines by the name, as the per-record reader tells them (a document so named is lines)
     data = box[0]
