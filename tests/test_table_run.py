@@ -148,7 +148,12 @@ def test_a_case_not_evaluated_that_gives_a_risk_is_read_case_by_case(tmp_path):
 
 
 CONVERSATIONS = {
-    "an empty conversation": (3, {"messages": []}, False),  # the table holds none
+    "an empty conversation": (3, {"messages": []}, False),  # Arrow's parse alone: its table holds none
+    "an empty conversation beside verdicts": (  # each case's keys decoded: the table holds the empty list
+        3,
+        {"messages": [], "verdicts": {"judge": {"passed": True, "score": 0.5, "explanation": None}}},
+        True,
+    ),
     "a conversation written null": (3, {"messages": None}, True),  # no conversation: kept whole
     "a conversation": (3, {"messages": [{"role": "assistant", "content": "ok"}], "judged_turn": 0}, True),
     "a conversation with nulls": (

@@ -80,8 +80,8 @@ def read_document(data: Union[bytes, list[bytes]], label: str) -> Optional[Colum
     """A RunLens JSON document already read into ``data`` as an Arrow case table, or None when the per-record
     reader must read it (the reading of a run by its content, ``reporting.sources.reading``, asks this first):
     also None for a run its table would not keep whole, as a typed run's cases are made from it (a limit's nulls,
-    which the table leaves out; an empty conversation, which it holds as none; a judge's whole-number score, which
-    it holds as a float). A conversation is kept whole, its turns' nulls too.
+    which the table leaves out; an empty conversation Arrow's parse read alone, held as none; a judge's
+    whole-number score, which it holds as a float). A conversation is kept whole, its turns' nulls too.
     ``data`` in a list: the reader takes the bytes out and lets them go once every case is parsed, before the
     checks over whole columns (a million cases' file is a gigabyte beside the table); the list is then empty, even
     when the run is handed back, and the caller reads the file again."""

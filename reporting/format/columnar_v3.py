@@ -99,8 +99,9 @@ _KEYS = msgspec.json.Decoder(dict[str, Raw])
 
 def nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int], whole=False):
     """``_nested``; an Arrow error (a batch's texts beyond what one array holds, say) hands the run back. ``whole``:
-    hand back a case the table would not keep whole (a limit, whose nulls it leaves out; an empty conversation,
-    which it holds as none; a judge's whole-number score, which it holds as a float)."""
+    hand back a case the table would not keep whole (a limit, whose nulls it leaves out; an empty conversation in
+    a chunk Arrow's parse read alone, which it holds as none; a judge's whole-number score, which it holds as a
+    float)."""
     import pyarrow as pa
 
     try:
