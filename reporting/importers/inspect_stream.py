@@ -7,9 +7,9 @@ the same problems, in the same words, as reading it whole (``reporting.importers
 
 from __future__ import annotations
 
+import json
 import math
 import os
-import pickle
 import stat
 import zlib
 from array import array
@@ -23,43 +23,44 @@ from reporting.importers.inspect_sources import Source, eval_source, json_source
 
 Streamed = tuple[Optional[dict[str, Any]], Iterator[dict[str, Any]], list[str], list[Problem]]
 
-BLOCK = 1 << 20  # bytes of cases compressed together
+BLOCK = 1 << 20  # characters of cases compressed together
 
 
 class _Cases:
-    """The cases made so far, kept compressed a block at a time (pickled: the importer's own dicts of plain values,
-    made in this process and never written anywhere; JSON took three times as long to write and read back), read
-    back one at a time. A case of a sample that raised gets the log's scorers it lacks (an error of each) when it is
-    read back: the scorers are known only once every sample is read."""
+    """The cases made so far, as JSON lines compressed a block at a time, read back one at a time. A case of a
+    sample that raised gets the log's scorers it lacks (an error of each) when it is read back: the scorers are
+    known only once every sample is read."""
 
     def __init__(self) -> None:
         self.blocks: list[bytes] = []
-        self.pending: list[dict[str, Any]] = []
-        self.per_block = 256  # cases a block holds, fitted to BLOCK by each block's size
+        self.lines: list[str] = []
+        self.size = 0
         self.count = 0
         self.raised: set[int] = set()
+        self.encode = json.JSONEncoder(ensure_ascii=True).encode
 
     def add(self, case: dict[str, Any], raised: bool) -> None:
-        self.pending.append(case)
+        text = self.encode(case)
+        self.lines.append(text)
+        self.size += len(text)
         if raised:
             self.raised.add(self.count)
         self.count += 1
-        if len(self.pending) >= self.per_block:
+        if self.size >= BLOCK:
             self._close()
 
     def _close(self) -> None:
-        if self.pending:
-            data = pickle.dumps(self.pending, protocol=pickle.HIGHEST_PROTOCOL)
-            self.per_block = max(16, min(1 << 16, len(self.pending) * BLOCK // max(1, len(data))))
-            self.blocks.append(zlib.compress(data, 1))
-            self.pending = []
+        if self.lines:
+            self.blocks.append(zlib.compress("\n".join(self.lines).encode("ascii"), 1))
+            self.lines, self.size = [], 0
 
     def each(self, scorers: tuple[str, ...]) -> Iterator[dict[str, Any]]:
         self._close()
         at = 0
         while self.blocks:
             block = self.blocks.pop(0)
-            for case in pickle.loads(zlib.decompress(block)):  # noqa: S301 - the blocks this object pickled
+            for line in zlib.decompress(block).decode("ascii").split("\n"):
+                case = json.loads(line)
                 yield _with_scorers(case, scorers) if at in self.raised else case
                 at += 1
 
