@@ -346,3 +346,47 @@ def test_a_document_named_as_json_lines_is_read_as_lines(tmp_path):
     path.write_text(json.dumps(synthetic_run(5, seed=1)))
     fast, slow = reporting.load_run(str(path)), per_record(path)
     assert not slow.ok and [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
+
+
+TURN_VALUES = {
+    "an integer beyond 2^53 in a turn's own field": (
+        {"role": "user", "content": "hi", "n": 2**53 + 1},
+        "messages[0].n",
+    ),
+    "one in a tool call's arguments": (
+        {"role": "assistant", "content": "", "tool_calls": [{"function": "f", "arguments": {"at": [2**60]}}]},
+        "messages[0].tool_calls[0].arguments",
+    ),
+    "one in a tool call's own field": (
+        {"role": "assistant", "content": "", "tool_calls": [{"function": "f", "ts": -(2**55)}]},
+        "messages[0].tool_calls[0].ts",
+    ),
+    "NaN in a turn's own field": ({"role": "user", "content": "hi", "x": float("nan")}, "messages[0].x"),
+    "a turn's field nested 70 deep": ({"role": "user", "content": "hi", "d": "DEEP"}, "messages[0].d"),
+    "one nested 260 deep (beyond what a case can be dumped at)": (
+        {"role": "user", "content": "hi", "d": "DEEPER"},
+        "messages[0].d",
+    ),
+}
+
+
+@pytest.mark.parametrize("escape", [False, True], ids=["plain", "an escaped emoji elsewhere"])
+@pytest.mark.parametrize("name", TURN_VALUES)
+def test_a_turns_free_form_values_are_checked_as_a_cases_extras_by_either_reader(tmp_path, name, escape):
+    """A conversation's free-form values (a turn's own fields, a tool call's arguments and fields) are held to the
+    rules of a case's extras (finite numbers, integers within 2^53, nesting within 64 levels): the same problem
+    whichever reader reads the run, and whatever else the file holds (an escaped emoji once made the strict decoder
+    look for large integers everywhere, and only then)."""
+    turn, where = TURN_VALUES[name]
+    document = synthetic_run(20, seed=2)
+    document["schema_version"] = 3
+    document["cases"][4].update(messages=[turn], judged_turn=None)
+    if escape:
+        document["cases"][9]["response"] = "ok \U0001f600"  # json.dumps writes it as a surrogate pair's escapes
+    text = json.dumps(document).replace('"DEEPER"', "[" * 260 + "]" * 260).replace('"DEEP"', "[" * 70 + "]" * 70)
+    path = tmp_path / "run.json"
+    path.write_text(text)
+    fast, slow = reporting.load_run(str(path)), per_record(path)
+    assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
+    assert len(slow.problems) == 1 and f"cases[4].{where}" in str(slow.problems[0])
+    assert len(fast.run.cases) == len(slow.run.cases) == 19  # the case is left out, as a case's bad extra is

@@ -36,12 +36,34 @@ def conversations(label: str, n: int, rows: list[int], raws: list) -> tuple[list
         if type(turns) is not list:
             raise NotMine
         dumped = [_turn(turn) for turn in turns]
+        if not _free_form_fine(dumped):
+            raise NotMine
         roles[at] = [turn["role"] for turn in dumped]
         try:
             texts[at] = json.dumps(dumped)
         except (TypeError, ValueError):  # an integer too long to convert, kept by the decoder as its length
             raise NotMine from None
     return roles, texts
+
+
+def _free_form_fine(turns: list[dict[str, Any]]) -> bool:
+    """Whether the turns' free-form values (a turn's own fields, a tool call's arguments and own fields) pass the
+    checks the per-record reader makes of them (``reading.turn_values``: finite, integers within 2^53, nesting
+    within bounds); where one does not, that reader names it."""
+    from reporting.format.strict_json import _nonfinite_and_depth
+
+    problems: list = []
+    for turn in turns:
+        for key, value in turn.items():
+            if key not in _TURN:
+                _nonfinite_and_depth("", key, value, problems)
+        for call in turn["tool_calls"]:
+            for key, value in call.items():
+                if key not in _CALL or (key == "arguments" and isinstance(value, dict)):
+                    _nonfinite_and_depth("", key, value, problems)
+        if problems:
+            return False
+    return True
 
 
 def _turn(turn: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -179,6 +179,19 @@ def _prefixer(prefixes: Optional[list[str]]):
     return (lambda i: prefixes[i]) if prefixes is not None else (lambda i: f"cases[{i}]")
 
 
+def turn_values(turns: Any) -> Iterator[tuple[str, Any]]:
+    """The free-form values of a conversation (``Message`` turns): each turn's own fields, each tool call's
+    arguments and own fields, with where they are (``messages[j].key``), checked as a case's extras are."""
+    for j, turn in enumerate(turns or ()):
+        for key, value in (turn.__pydantic_extra__ or {}).items():
+            yield f"messages[{j}].{key}", value
+        for k, call in enumerate(turn.tool_calls):
+            if isinstance(call.arguments, dict):
+                yield f"messages[{j}].tool_calls[{k}].arguments", call.arguments
+            for key, value in (call.__pydantic_extra__ or {}).items():
+                yield f"messages[{j}].tool_calls[{k}].{key}", value
+
+
 def _screen_cases(
     file: str, indexed: Iterable[tuple[int, Case]], prefix, version: int = SCHEMA_VERSION
 ) -> tuple[list[Case], list[Problem]]:
@@ -193,13 +206,13 @@ def _screen_cases(
             field, message, got = state
             problems.append(Problem(file, f"{prefix(i)}.{field}", message, got))
             continue
-        extra = case.__pydantic_extra__
-        if extra:
-            before = len(problems)
-            for key, value in extra.items():
-                _nonfinite_and_depth(file, f"{prefix(i)}.{key}", value, problems)
-            if len(problems) > before:
-                continue
+        before = len(problems)
+        for key, value in (case.__pydantic_extra__ or {}).items():
+            _nonfinite_and_depth(file, f"{prefix(i)}.{key}", value, problems)
+        for where, value in turn_values(case.messages):  # a turn's own fields and a tool call's, free-form too
+            _nonfinite_and_depth(file, f"{prefix(i)}.{where}", value, problems)
+        if len(problems) > before:
+            continue
         earlier = first_seen.get(case.probe_id)
         if earlier is not None:  # the first occurrence is kept, later ones are problems
             problems.append(
