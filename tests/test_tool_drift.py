@@ -126,3 +126,64 @@ def test_garak_tally_by_arrow_is_the_per_case_count():
     held = Table(documents)
     held.table = table
     assert garak_eval(evals, held) == garak_eval(evals, documents)
+
+
+def test_the_other_recounts_of_a_case_table_equal_the_per_case_ones():
+    """Inspect's scores, promptfoo's stats and JailbreakBench's count recounted from a case table's columns (no case
+    made) equal the same recounts case by case: judges named in any order, a verdict with no score or outcome, a
+    case with no verdicts, several, or an empty list; a whole-number-looking score among floats."""
+    import pyarrow as pa
+
+    from reporting.format.parquet import verdict_map
+    from reporting.importers.recount import inspect_scores, jailbreakbench, promptfoo_stats
+
+    verdict = pa.struct(
+        [("judge", pa.string()), ("passed", pa.bool_()), ("score", pa.float64()), ("explanation", pa.string())]
+    )
+    rows = [
+        (True, [("acc", True, 1.0), ("risk", True, 0.25)]),
+        (False, [("risk", False, 0.75), ("acc", False, 0.0), ("jailbreakbench", False, None)]),
+        (None, [("acc", None, None)]),
+        (False, None),
+        (True, []),
+        (False, [("jailbreakbench", False, 1.0), ("acc", True, 0.5)]),
+        (None, [("jailbreakbench", True, 0.0)]),
+    ]
+    cases = [
+        {
+            "passed": passed,
+            "verdicts": None
+            if vs is None
+            else [{"judge": j, "passed": p, "score": s, "explanation": None} for j, p, s in vs],
+        }
+        for passed, vs in rows
+    ]
+    table = pa.table(
+        {
+            "passed": pa.array([c["passed"] for c in cases], pa.bool_()),
+            "verdicts": pa.array([c["verdicts"] for c in cases], pa.list_(verdict)),
+        }
+    )
+    documents = [{**c, "verdicts": verdict_map(c["verdicts"] or [])} for c in cases]
+
+    class Table(list):
+        pass
+
+    held = Table(documents)
+    held.table = pa.concat_tables([table.slice(0, 2), table.slice(2)])
+    results = {
+        "scores": [
+            {"name": "acc", "metrics": {"accuracy": {"value": 0.5}}},
+            {"name": "risk", "metrics": {"mean": {"value": 0.5}}},
+            {"name": "absent", "metrics": {"mean": {"value": 0.1}}},
+        ]
+    }
+    by_table, by_case = inspect_scores(results, held), inspect_scores(results, documents)
+    # acc: (1 + 0 + 0.5) / 3; risk: (0.25 + 0.75) / 2; "absent" judged no case
+    assert by_table == by_case and [ours for _, _, ours in by_case] == [0.5, 0.5]
+    stats = {"successes": 2, "failures": 3, "errors": 2}
+    assert promptfoo_stats(stats, held) == promptfoo_stats(stats, documents)
+    assert [ours for _, _, ours in promptfoo_stats(stats, held)] == [2, 3, 2]
+    params = {"total_number_of_jailbreaks": 2}
+    assert jailbreakbench(params, held) == jailbreakbench(params, documents)
+    assert jailbreakbench(params, held)[0][2] == 2

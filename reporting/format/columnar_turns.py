@@ -19,6 +19,7 @@ from reporting.format.columnar_checks import NotMine
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 _TURN = frozenset({"role", "content", "tool_calls", "tool_call_id"})
 _CALL = frozenset({"id", "function", "arguments"})
+_PLAIN = (str, bool, type(None))  # values with nothing to check: a text, a flag, a null
 
 
 def conversations(label: str, n: int, rows: list[int], raws: list) -> tuple[list[Optional[list[str]]], list]:
@@ -55,11 +56,11 @@ def _free_form_fine(turns: list[dict[str, Any]]) -> bool:
     problems: list = []
     for turn in turns:
         for key, value in turn.items():
-            if key not in _TURN:
+            if key not in _TURN and type(value) not in _PLAIN:
                 _nonfinite_and_depth("", key, value, problems)
         for call in turn["tool_calls"]:
             for key, value in call.items():
-                if key not in _CALL or (key == "arguments" and isinstance(value, dict)):
+                if (key not in _CALL or key == "arguments") and type(value) not in _PLAIN:
                     _nonfinite_and_depth("", key, value, problems)
         if problems:
             return False

@@ -94,7 +94,10 @@ def promptfoo_stats(stats: Any, cases: Iterable[Any]) -> list[Recounted]:
     provider: compared only for a file of one model)."""
     if not isinstance(stats, Mapping):
         return []
-    verdicts = [_get(c, "passed") for c in cases]
+    if hasattr(cases, "table"):  # a run's case table: its column, no case made
+        verdicts = cases.table.column("passed").to_pylist()
+    else:
+        verdicts = [_get(c, "passed") for c in cases]
     ours = {
         "successes": sum(1 for v in verdicts if v is True),
         "failures": sum(1 for v in verdicts if v is False),
@@ -106,7 +109,9 @@ def promptfoo_stats(stats: Any, cases: Iterable[Any]) -> list[Recounted]:
 def inspect_scores(results: Any, cases: Iterable[Any]) -> list[Recounted]:
     """Inspect's accuracy (or mean) per scorer against the mean of that judge's scores over the cases it scored
     (one epoch: with several, Inspect reduces per sample first)."""
-    cases = list(cases)
+    by_judge = judge_values(cases.table, "score") if hasattr(cases, "table") else None  # a case table: no row made
+    if by_judge is None:
+        cases = list(cases)
     found = []
     entries = _get(results, "scores")
     for entry in entries if isinstance(entries, list) else ():
@@ -115,7 +120,10 @@ def inspect_scores(results: Any, cases: Iterable[Any]) -> list[Recounted]:
         name, metrics = str(entry.get("name")), entry.get("metrics") or {}
         metric_name = "accuracy" if "accuracy" in metrics else "mean" if "mean" in metrics else None
         theirs = _get(metrics.get(metric_name), "value") if metric_name else None
-        scores = [_get(_verdicts(c).get(name), "score") for c in cases if name in _verdicts(c)]
+        if by_judge is not None:
+            scores = by_judge.get(name, [])
+        else:
+            scores = [_get(_verdicts(c).get(name), "score") for c in cases if name in _verdicts(c)]
         scores = [s for s in scores if _number(s)]
         if _number(theirs) and scores:
             found.append(
@@ -124,12 +132,30 @@ def inspect_scores(results: Any, cases: Iterable[Any]) -> list[Recounted]:
     return found
 
 
+def judge_values(table: Any, field: str) -> dict[str, list[Any]]:
+    """Each judge's ``field`` (score, passed) in a case table (the columnar reader's list of verdict structs), in
+    the cases' order: what the recounts read of each case's verdicts, from whole columns, no case made."""
+    import pyarrow.compute as pc
+
+    found: dict[str, list[Any]] = {}
+    if "verdicts" not in table.column_names:
+        return found
+    flat = pc.list_flatten(table.column("verdicts"))
+    judges, values = pc.struct_field(flat, "judge").to_pylist(), pc.struct_field(flat, field).to_pylist()
+    for judge, value in zip(judges, values):
+        found.setdefault(str(judge), []).append(value)
+    return found
+
+
 def jailbreakbench(params: Any, cases: Iterable[Any]) -> list[Recounted]:
     """The artifact header's count of jailbreaks against the rows' flags (the benchmark's judge)."""
     stated = _get(params, "total_number_of_jailbreaks")
     if not isinstance(stated, int):
         return []
-    ours = sum(1 for c in cases if _get(_verdicts(c).get("jailbreakbench"), "passed") is False)
+    if hasattr(cases, "table"):  # a run's case table: its verdicts column, no case made
+        ours = sum(1 for v in judge_values(cases.table, "passed").get("jailbreakbench", []) if v is False)
+    else:
+        ours = sum(1 for c in cases if _get(_verdicts(c).get("jailbreakbench"), "passed") is False)
     return [("tool_figures.jailbreakbench.total_number_of_jailbreaks", stated, ours)]
 
 
