@@ -390,3 +390,24 @@ def test_a_turns_free_form_values_are_checked_as_a_cases_extras_by_either_reader
     assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
     assert len(slow.problems) == 1 and f"cases[4].{where}" in str(slow.problems[0])
     assert len(fast.run.cases) == len(slow.run.cases) == 19  # the case is left out, as a case's bad extra is
+
+
+@pytest.mark.parametrize(
+    "limit, where",
+    [
+        ({"type": "token", "limit": 2**60}, "limit.limit"),
+        ({"type": "time", "limit": 5, "spent": -(2**54)}, "limit.spent"),
+        ({"type": "custom", "detail": "DEEP"}, "limit.detail"),
+    ],
+    ids=["a limit's value beyond 2^53", "one in its own field", "its own field nested 70 deep"],
+)
+def test_a_limits_values_are_checked_as_a_cases_extras(tmp_path, limit, where):
+    """A limit's value and its own fields are held to the rules of a case's extras, whatever else the file holds."""
+    document = synthetic_run(20, seed=2)
+    document["schema_version"] = 3
+    document["cases"][4]["limit"] = limit
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document).replace('"DEEP"', "[" * 70 + "]" * 70))
+    fast, slow = reporting.load_run(str(path)), per_record(path)
+    assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
+    assert len(slow.problems) == 1 and f"cases[4].{where}" in str(slow.problems[0])

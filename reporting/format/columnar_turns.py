@@ -49,7 +49,7 @@ def conversations(label: str, n: int, rows: list[int], raws: list) -> tuple[list
 
 def _free_form_fine(turns: list[dict[str, Any]]) -> bool:
     """Whether the turns' free-form values (a turn's own fields, a tool call's arguments and own fields) pass the
-    checks the per-record reader makes of them (``reading.turn_values``: finite, integers within 2^53, nesting
+    checks the per-record reader makes of them (``reading.free_form_values``: finite, integers within 2^53, nesting
     within bounds); where one does not, that reader names it."""
     from reporting.format.strict_json import _nonfinite_and_depth
 

@@ -179,10 +179,11 @@ def _prefixer(prefixes: Optional[list[str]]):
     return (lambda i: prefixes[i]) if prefixes is not None else (lambda i: f"cases[{i}]")
 
 
-def turn_values(turns: Any) -> Iterator[tuple[str, Any]]:
-    """The free-form values of a conversation (``Message`` turns): each turn's own fields, each tool call's
-    arguments and own fields, with where they are (``messages[j].key``), checked as a case's extras are."""
-    for j, turn in enumerate(turns or ()):
+def free_form_values(case: Case) -> Iterator[tuple[str, Any]]:
+    """The free-form values inside a case's version 3 fields, with where they are, checked as a case's extras are:
+    each turn's own fields (``messages[j].key``), each tool call's arguments and own fields, a limit's value and
+    its own fields."""
+    for j, turn in enumerate(case.messages or ()):
         for key, value in (turn.__pydantic_extra__ or {}).items():
             yield f"messages[{j}].{key}", value
         for k, call in enumerate(turn.tool_calls):
@@ -190,6 +191,10 @@ def turn_values(turns: Any) -> Iterator[tuple[str, Any]]:
                 yield f"messages[{j}].tool_calls[{k}].arguments", call.arguments
             for key, value in (call.__pydantic_extra__ or {}).items():
                 yield f"messages[{j}].tool_calls[{k}].{key}", value
+    if case.limit is not None:
+        yield "limit.limit", case.limit.limit
+        for key, value in (case.limit.__pydantic_extra__ or {}).items():
+            yield f"limit.{key}", value
 
 
 def _screen_cases(
@@ -209,7 +214,7 @@ def _screen_cases(
         before = len(problems)
         for key, value in (case.__pydantic_extra__ or {}).items():
             _nonfinite_and_depth(file, f"{prefix(i)}.{key}", value, problems)
-        for where, value in turn_values(case.messages):  # a turn's own fields and a tool call's, free-form too
+        for where, value in free_form_values(case):  # a turn's, a tool call's and a limit's own fields too
             _nonfinite_and_depth(file, f"{prefix(i)}.{where}", value, problems)
         if len(problems) > before:
             continue
