@@ -48,22 +48,18 @@ def conversations(label: str, n: int, rows: list[int], raws: list) -> tuple[list
 
 
 def _free_form_fine(turns: list[dict[str, Any]]) -> bool:
-    """Whether the turns' free-form values (a turn's own fields, a tool call's arguments and own fields) pass the
-    checks the per-record reader makes of them (``reading.free_form_values``: finite, integers within 2^53, nesting
-    within bounds); where one does not, that reader names it."""
+    """Whether the turns' free-form values (``reading.turn_values``: a turn's own fields, a tool call's arguments and
+    own fields) pass the checks the per-record reader makes of them (finite, integers within 2^53, nesting within
+    bounds); where one does not, that reader names it."""
+    from reporting.format.reading import turn_values
     from reporting.format.strict_json import _nonfinite_and_depth
 
     problems: list = []
-    for turn in turns:
-        for key, value in turn.items():
-            if key not in _TURN and type(value) not in _PLAIN:
-                _nonfinite_and_depth("", key, value, problems)
-        for call in turn["tool_calls"]:
-            for key, value in call.items():
-                if (key not in _CALL or key == "arguments") and type(value) not in _PLAIN:
-                    _nonfinite_and_depth("", key, value, problems)
-        if problems:
-            return False
+    for where, value in turn_values(turns):
+        if type(value) not in _PLAIN:
+            _nonfinite_and_depth("", where, value, problems)
+            if problems:
+                return False
     return True
 
 

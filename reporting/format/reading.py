@@ -19,7 +19,16 @@ from pydantic import TypeAdapter, ValidationError
 
 from reporting.format.migrate import check_version, upgrade
 from reporting.format.problems import Problem
-from reporting.format.schema import SCHEMA_VERSION, SEVERITIES, Case, RunMeta, RunReport, evaluation_problem
+from reporting.format.schema import (
+    SCHEMA_VERSION,
+    SEVERITIES,
+    Case,
+    Message,
+    RunMeta,
+    RunReport,
+    ToolCall,
+    evaluation_problem,
+)
 from reporting.format.strict_json import (
     MAX_SAFE_INTEGER,
     _HugeInt,
@@ -179,18 +188,32 @@ def _prefixer(prefixes: Optional[list[str]]):
     return (lambda i: prefixes[i]) if prefixes is not None else (lambda i: f"cases[{i}]")
 
 
+def turn_values(turns: Any) -> Iterator[tuple[str, Any]]:
+    """The free-form values of a conversation, with where they are: each turn's own fields (``messages[j].key``),
+    each tool call's arguments (an object) and own fields. ``turns``: ``Message`` models, or the dicts they dump to
+    (the columnar reader's, which checks them the same way)."""
+    for j, turn in enumerate(turns or ()):
+        for key, value in _own_fields(turn, Message.model_fields):
+            yield f"messages[{j}].{key}", value
+        for k, call in enumerate(turn["tool_calls"] if isinstance(turn, dict) else turn.tool_calls):
+            arguments = call["arguments"] if isinstance(call, dict) else call.arguments
+            if isinstance(arguments, dict):
+                yield f"messages[{j}].tool_calls[{k}].arguments", arguments
+            for key, value in _own_fields(call, ToolCall.model_fields):
+                yield f"messages[{j}].tool_calls[{k}].{key}", value
+
+
+def _own_fields(item: Any, declared: Any) -> Any:
+    """A turn's or a tool call's fields beyond the model's: a model's extras, or a dict's keys it does not declare."""
+    if isinstance(item, dict):
+        return ((key, value) for key, value in item.items() if key not in declared)
+    return (item.__pydantic_extra__ or {}).items()
+
+
 def free_form_values(case: Case) -> Iterator[tuple[str, Any]]:
     """The free-form values inside a case's version 3 fields, with where they are, checked as a case's extras are:
-    each turn's own fields (``messages[j].key``), each tool call's arguments and own fields, a limit's value and
-    its own fields."""
-    for j, turn in enumerate(case.messages or ()):
-        for key, value in (turn.__pydantic_extra__ or {}).items():
-            yield f"messages[{j}].{key}", value
-        for k, call in enumerate(turn.tool_calls):
-            if isinstance(call.arguments, dict):
-                yield f"messages[{j}].tool_calls[{k}].arguments", call.arguments
-            for key, value in (call.__pydantic_extra__ or {}).items():
-                yield f"messages[{j}].tool_calls[{k}].{key}", value
+    its conversation's (``turn_values``), a limit's value and its own fields."""
+    yield from turn_values(case.messages)
     if case.limit is not None:
         yield "limit.limit", case.limit.limit
         for key, value in (case.limit.__pydantic_extra__ or {}).items():
