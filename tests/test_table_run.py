@@ -392,6 +392,25 @@ def test_a_turns_free_form_values_are_checked_as_a_cases_extras_by_either_reader
     assert len(fast.run.cases) == len(slow.run.cases) == 19  # the case is left out, as a case's bad extra is
 
 
+@pytest.mark.parametrize("depth", [62, 63, 64, 65, 66, 67])
+def test_a_turns_nesting_at_the_limit_is_told_alike_by_either_reader(tmp_path, depth):
+    """At the edge of the 64 levels a free-form value may nest, both readers agree, whether the value is inside a
+    turn's own field or a tool call's arguments (the columnar reader walks a conversation's values only where its
+    turns open more arrays and objects than the limit: fewer cannot nest deeper)."""
+    document = synthetic_run(20, seed=3)
+    document["schema_version"] = 3
+    document["cases"][4].update(messages=[{"role": "user", "content": "hi", "d": "DEEP"}], judged_turn=None)
+    call = {"function": "f", "arguments": {"x": "DEEP"}}
+    document["cases"][7].update(messages=[{"role": "assistant", "content": "", "tool_calls": [call]}], judged_turn=0)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document).replace('"DEEP"', "[" * depth + "]" * depth))
+    fast, slow = reporting.load_run(str(path)), per_record(path)
+    assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
+    assert len(fast.run.cases) == len(slow.run.cases) == 20 - len(slow.problems)
+    told = ["cases[4]"] * (depth >= 66) + ["cases[7]"] * (depth >= 65)  # the arguments' object is one level more
+    assert sorted(p.path.split(".")[0] for p in slow.problems) == told
+
+
 @pytest.mark.parametrize(
     "limit, where",
     [

@@ -646,3 +646,27 @@ def test_msgspec_reads_what_it_can_and_leaves_the_rest():
     )
     assert _quick(QUICK_CASES[2]) is None and _quick(QUICK_CASES[3]) is None  # a whole number, even in a string
     assert _quick(QUICK_CASES[11]) is None and _quick(QUICK_CASES[12]) is None  # 16 or more: the strict decoder
+
+
+@pytest.mark.parametrize(
+    "text, read",
+    [
+        (b'{"time": 0.00014117999990048702, "t": 0.054213992999848415}', True),  # a float's many digits
+        (b'{"n": 1234567890123456.5, "m": 12345678901234567e-3}', True),  # touching a point or an exponent
+        (b'{"n": 123456789012345, "m": -123456789012345}', True),  # 15 digits
+        (b"[1234567890123456]", False),  # 16 digits, where the text starts
+        (b'{"n": 0.5, "m": 1234567890123456}', False),  # after a float
+        (b'{"n": -12345678901234567}', False),
+        (b'{"s": "id 12345678901234567"}', False),  # digits in a string: the strict decoder reads them
+        (b'{"s": "id12345678901234567x"}', False),  # among letters: left to the strict decoder all the same
+        (b'{"s": "v1.12345678901234567"}', True),  # after a point, in a string too
+        (b'{"a": [0.1234567890123456789, 98765432109876543]}', False),  # one whole, after one that is not
+    ],
+)
+def test_msgspec_leaves_every_integer_of_16_digits_to_the_strict_decoder(text, read):
+    """An integer of 16 digits or more (perhaps beyond 2^53) is the strict decoder's to read, wherever it stands;
+    a float's long fraction is msgspec's (the search looks for digits after a space, a quote or a letter only: the
+    digits of a float's fraction follow its point)."""
+    from reporting.format.quick_json import read_quickly as _quick
+
+    assert (_quick(text) is not None) is read

@@ -15,29 +15,32 @@ import json
 from typing import Any, Optional
 
 from reporting.format.columnar_checks import NotMine
+from reporting.format.strict_json import MAX_EXTRA_DEPTH
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 _TURN = frozenset({"role", "content", "tool_calls", "tool_call_id"})
 _CALL = frozenset({"id", "function", "arguments"})
-_PLAIN = (str, bool, type(None))  # values with nothing to check: a text, a flag, a null
 
 
 def conversations(label: str, n: int, rows: list[int], raws: list) -> tuple[list[Optional[list[str]]], list]:
     """The roles of each case's turns (None: no conversation) and the JSON of its turns (None likewise)."""
+    from reporting.format.quick_json import read_quickly
     from reporting.format.strict_json import parse_json_text
 
     roles: list[Optional[list[str]]] = [None] * n
     texts: list[Optional[str]] = [None] * n
     if not rows:
         return roles, texts
-    value, problems = parse_json_text(label, (b"[" + b",".join(raws) + b"]").decode("utf-8"))
+    joined = b"[" + b",".join(raws) + b"]"
+    quick = read_quickly(joined)
+    value, problems = (quick[0], []) if quick is not None else parse_json_text(label, joined.decode("utf-8"))
     if problems or type(value) is not list or len(value) != len(rows):
         raise NotMine
-    for at, turns in zip(rows, value):
+    for at, turns, raw in zip(rows, value, raws):
         if type(turns) is not list:
             raise NotMine
         dumped = [_turn(turn) for turn in turns]
-        if not _free_form_fine(dumped):
+        if (quick is None or _brackets(raw) > MAX_EXTRA_DEPTH) and not _free_form_fine(dumped):
             raise NotMine
         roles[at] = [turn["role"] for turn in dumped]
         try:
@@ -45,6 +48,14 @@ def conversations(label: str, n: int, rows: list[int], raws: list) -> tuple[list
         except (TypeError, ValueError):  # an integer too long to convert, kept by the decoder as its length
             raise NotMine from None
     return roles, texts
+
+
+def _brackets(raw: Any) -> int:
+    """The arrays and objects a case's turns open: a free-form value among them nests at most this deep. msgspec's
+    value (``read_quickly``) holds no NaN, no Infinity and no integer of 16 digits or more, so where the turns open
+    at most ``MAX_EXTRA_DEPTH`` its free-form values need no walk (an imported log's turns open a handful)."""
+    text = bytes(raw)
+    return text.count(b"[") + text.count(b"{")
 
 
 def _free_form_fine(turns: list[dict[str, Any]]) -> bool:
@@ -56,10 +67,9 @@ def _free_form_fine(turns: list[dict[str, Any]]) -> bool:
 
     problems: list = []
     for where, value in turn_values(turns):
-        if type(value) not in _PLAIN:
-            _nonfinite_and_depth("", where, value, problems)
-            if problems:
-                return False
+        _nonfinite_and_depth("", where, value, problems)
+        if problems:
+            return False
     return True
 
 

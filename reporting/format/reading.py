@@ -188,25 +188,32 @@ def _prefixer(prefixes: Optional[list[str]]):
     return (lambda i: prefixes[i]) if prefixes is not None else (lambda i: f"cases[{i}]")
 
 
+_PLAIN = (str, bool, type(None))  # free-form values with nothing to check: a text, a flag, a null
+
+
 def turn_values(turns: Any) -> Iterator[tuple[str, Any]]:
-    """The free-form values of a conversation, with where they are: each turn's own fields (``messages[j].key``),
-    each tool call's arguments (an object) and own fields. ``turns``: ``Message`` models, or the dicts they dump to
-    (the columnar reader's, which checks them the same way)."""
+    """The free-form values of a conversation that have something to check, with where they are: each turn's own
+    fields (``messages[j].key``), each tool call's arguments (an object) and own fields; a text, a flag or a null
+    left out (every turn of an imported log holds a few: their paths cost more than the checks). ``turns``:
+    ``Message`` models, or the dicts they dump to (the columnar reader's, which checks them the same way)."""
     for j, turn in enumerate(turns or ()):
         for key, value in _own_fields(turn, Message.model_fields):
-            yield f"messages[{j}].{key}", value
+            if type(value) not in _PLAIN:
+                yield f"messages[{j}].{key}", value
         for k, call in enumerate(turn["tool_calls"] if isinstance(turn, dict) else turn.tool_calls):
             arguments = call["arguments"] if isinstance(call, dict) else call.arguments
             if isinstance(arguments, dict):
                 yield f"messages[{j}].tool_calls[{k}].arguments", arguments
             for key, value in _own_fields(call, ToolCall.model_fields):
-                yield f"messages[{j}].tool_calls[{k}].{key}", value
+                if type(value) not in _PLAIN:
+                    yield f"messages[{j}].tool_calls[{k}].{key}", value
 
 
 def _own_fields(item: Any, declared: Any) -> Any:
-    """A turn's or a tool call's fields beyond the model's: a model's extras, or a dict's keys it does not declare."""
+    """A turn's or a tool call's fields beyond the model's: a model's extras, or a dict's keys it does not declare (a
+    dict as the model dumps it: every declared key, so more keys than those only where it has fields of its own)."""
     if isinstance(item, dict):
-        return ((key, value) for key, value in item.items() if key not in declared)
+        return ((key, value) for key, value in item.items() if key not in declared) if len(item) > len(declared) else ()
     return (item.__pydantic_extra__ or {}).items()
 
 

@@ -23,24 +23,32 @@ from reporting.importers.inspect_sources import Source, eval_source, json_source
 
 Streamed = tuple[Optional[dict[str, Any]], Iterator[dict[str, Any]], list[str], list[Problem]]
 
-BLOCK = 1 << 20  # characters of cases compressed together
+BLOCK = 1 << 20  # bytes of cases compressed together
 
 
 class _Cases:
     """The cases made so far, as JSON lines compressed a block at a time, read back one at a time. A case of a
     sample that raised gets the log's scorers it lacks (an error of each) when it is read back: the scorers are
-    known only once every sample is read."""
+    known only once every sample is read. msgspec writes and reads the lines (a value it does not take, such as a
+    non-finite score the run's problems name, goes through Python's encoder)."""
 
     def __init__(self) -> None:
+        import msgspec
+
         self.blocks: list[bytes] = []
-        self.lines: list[str] = []
+        self.lines: list[bytes] = []
         self.size = 0
         self.count = 0
         self.raised: set[int] = set()
-        self.encode = json.JSONEncoder(ensure_ascii=True).encode
+        self.encode = msgspec.json.Encoder().encode
+        self.decode = msgspec.json.Decoder().decode
+        self.refused = (msgspec.DecodeError, msgspec.ValidationError)
 
     def add(self, case: dict[str, Any], raised: bool) -> None:
-        text = self.encode(case)
+        try:
+            text = self.encode(case)
+        except (TypeError, ValueError, OverflowError):
+            text = json.dumps(case, ensure_ascii=True).encode("ascii")
         self.lines.append(text)
         self.size += len(text)
         if raised:
@@ -51,7 +59,7 @@ class _Cases:
 
     def _close(self) -> None:
         if self.lines:
-            self.blocks.append(zlib.compress("\n".join(self.lines).encode("ascii"), 1))
+            self.blocks.append(zlib.compress(b"\n".join(self.lines), 1))
             self.lines, self.size = [], 0
 
     def each(self, scorers: tuple[str, ...]) -> Iterator[dict[str, Any]]:
@@ -59,8 +67,11 @@ class _Cases:
         at = 0
         while self.blocks:
             block = self.blocks.pop(0)
-            for line in zlib.decompress(block).decode("ascii").split("\n"):
-                case = json.loads(line)
+            for line in zlib.decompress(block).split(b"\n"):
+                try:
+                    case = self.decode(line)
+                except self.refused:
+                    case = json.loads(line)
                 yield _with_scorers(case, scorers) if at in self.raised else case
                 at += 1
 
