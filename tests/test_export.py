@@ -115,6 +115,26 @@ def test_hostile_text_is_escaped_everywhere():
     assert data["cases"]["rows"][0][data["cases"]["columns"].index("response")] == PAYLOADS[0]  # text kept intact
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"t": "</script><script>alert('x')</script> & <!-- ", "n": [1, 2.5, -0.0, 3.841036915595932e-06, None, True]},
+        {"u": 'caf\u00e9 \u2028 \U0001f600 \\ "', 1: "a number as a key"},
+        {"a set of keys Python's encoder only takes": {None: 1, 2.5: "x"}},
+    ],
+    ids=["markup", "unicode", "keys"],
+)
+def test_the_report_data_is_what_tojson_writes_and_as_safe(value):
+    """The report's data block (``html_safe_json``, msgspec's bytes) reads back as Jinja's ``tojson`` of the same
+    value does, and holds none of the characters that could end its script element or open a comment."""
+    from reporting.render.html import html_safe_json
+
+    made = html_safe_json(value)
+    jinja = environment().from_string("{{ v | tojson }}").render(v=value)
+    assert json.loads(made) == json.loads(jinja)
+    assert not set(made.decode("utf-8")) & set("<>&'")
+
+
 def test_same_input_and_timestamp_give_identical_bytes(tmp_path, monkeypatch):
     a, b, c = tmp_path / "a.html", tmp_path / "b.html", tmp_path / "c.html"
     assert cli("export", SAMPLE, "-o", a, "--timestamp", "2026-11-01T00:00:00Z").returncode == 0

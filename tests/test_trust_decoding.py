@@ -210,6 +210,18 @@ def test_point_4_lone_surrogates_are_problems_in_every_reader(tmp_path):
             assert_listed(cli("import", path, "-o", tmp_path / f"{path.stem}-out"), path, "surrogate")
 
 
+def test_a_lone_surrogate_beside_other_non_ascii_text_is_a_problem_not_an_internal_error(tmp_path):
+    """A lone surrogate in a text that also holds other non-ASCII characters is named as any lone surrogate is (the
+    text shown with the surrogate escaped and the rest as it is), in a run and in an imported log alike."""
+    run = tmp_path / "run.json"
+    run.write_text('{"schema_version": 3, "run": {}, "cases": [{"probe_id": "p", "response": "\\ud800 caf\u00e9"}]}')
+    validated = cli("validate", run)
+    assert_listed(validated, run, "surrogate", "cases[0].response")
+    assert "internal error" not in validated.stderr and "\\ud800 café" in validated.stderr
+    inspect = inspect_with(tmp_path, "in-sur2", _set(["samples", 0, "output", "completion"], "\ud83d déjà"))
+    assert_listed(cli("validate", inspect), inspect, "surrogate", "output.completion")
+
+
 def _parquet_with_header(path: Path, header: dict) -> None:
     """The sample run as a Parquet case table whose ``runlens.run`` metadata is ``header`` (JSON, ASCII-escaped)."""
     import pyarrow.parquet as pq

@@ -117,7 +117,7 @@ def _scan_value(file: str, path: str, value: Any, problems: list[Problem], strin
                     file,
                     where,
                     "not valid Unicode text: a lone surrogate escape such as \\ud800",
-                    item.encode("utf-8", "backslashreplace").decode("ascii"),
+                    item.encode("utf-8", "backslashreplace").decode("utf-8"),  # (the escape ASCII, the rest UTF-8)
                 )
             )
 

@@ -29,8 +29,9 @@ BLOCK = 1 << 20  # bytes of cases compressed together
 class _Cases:
     """The cases made so far, as JSON lines compressed a block at a time, read back one at a time. A case of a
     sample that raised gets the log's scorers it lacks (an error of each) when it is read back: the scorers are
-    known only once every sample is read. msgspec writes and reads the lines (a value it does not take, such as a
-    non-finite score the run's problems name, goes through Python's encoder)."""
+    known only once every sample is read. msgspec writes and reads the lines (Python's encoder where msgspec does not
+    take a value). msgspec writes a non-finite number as null: such a case is never read back, as a non-finite
+    score is a problem of the log (``_Pass.add``) and a log with problems gives no case."""
 
     def __init__(self) -> None:
         import msgspec

@@ -2,12 +2,14 @@
 
 One environment, autoescaping on, StrictUndefined. Report data reaches the page as JSON
 inside ``<script type="application/json">`` elements through ``|tojson`` (which escapes
-``<``, ``>``, ``&`` and ``'``), and the page's own script inserts text with ``textContent``.
+``<``, ``>``, ``&`` and ``'``), or, for the report's own data (tens of MB at 100,000 cases), through
+``html_safe_json`` (the same escapes, made as bytes), and the page's own script inserts text with ``textContent``.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -146,12 +148,38 @@ def page_data(report: Report) -> dict[str, Any]:
 
 def render_html(report: Report, *, title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
     """The self-contained HTML file of a report (``build_report``); it draws what the report holds."""
+    return render_html_bytes(report, title=title, timestamp=timestamp).decode("utf-8")
+
+
+def render_html_bytes(report: Report, *, title: Optional[str] = None, timestamp: Optional[str] = None) -> bytes:
+    """``render_html`` as the file's UTF-8 bytes: the report's data is encoded once, into bytes, and joined to the
+    page there (as a text of its own it took a copy per escape, and four bytes a character beside one emoji)."""
     with gc_paused():
         return _render_html(report, title, timestamp)
 
 
-def _render_html(report: Report, title: Optional[str], timestamp: Optional[str]) -> str:
+_HTML_UNSAFE = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"), (b"'", b"\\u0027"))
+
+
+def html_safe_json(value: Any) -> bytes:
+    """``value | tojson`` as this environment writes it (compact, not ASCII-only, no NaN), as UTF-8 bytes: msgspec's
+    encoding (Python's where msgspec does not take a value), then ``<``, ``>``, ``&`` and ``'`` written as escapes,
+    so nothing in it can end the script element it stands in."""
+    import msgspec
+
+    try:
+        text = msgspec.json.encode(value)
+    except (TypeError, ValueError, OverflowError):
+        text = json.dumps(value, **environment().policies["json.dumps_kwargs"]).encode("utf-8")
+    for unsafe, escaped in _HTML_UNSAFE:
+        if unsafe in text:
+            text = text.replace(unsafe, escaped)
+    return text
+
+
+def _render_html(report: Report, title: Optional[str], timestamp: Optional[str]) -> bytes:
     data = page_data(report)
+    slot = secrets.token_hex(16)  # where the data goes: no text of the report can name it
     obs = data["observability"]
     context = {
         "title": title or f"RunLens report: {report.meta.run_id}",
@@ -169,6 +197,7 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
         "methodology": METHODOLOGY,
         "figures": figures_json(report),
         "data": data,
+        "data_slot": Markup(slot),  # noqa: S704 - a random token of hex digits, replaced by the data's JSON
         "rubrics": data["rubrics"],
         "plotly_js": _trusted_plotly_js(),
         "scatter_cap": HTML_SCATTER_CAP,
@@ -203,7 +232,8 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
             "cap": PRINT_CASE_CAP,
         },
     }
-    return environment().get_template("report.html.j2").render(**context)
+    head, tail = environment().get_template("report.html.j2").render(**context).split(slot)
+    return b"".join((head.encode("utf-8"), html_safe_json(data), tail.encode("utf-8")))
 
 
 def _page(template: str, figures: dict[str, Any], timestamp: Optional[str], **context: Any) -> str:
