@@ -158,13 +158,20 @@ def render_html_bytes(report: Report, *, title: Optional[str] = None, timestamp:
         return _render_html(report, title, timestamp)
 
 
-_HTML_UNSAFE = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"), (b"'", b"\\u0027"))
+_HTML_UNSAFE = (
+    (b"<", b"\\u003c"),
+    (b">", b"\\u003e"),
+    (b"&", b"\\u0026"),
+    (b"'", b"\\u0027"),
+    ("\u2028".encode(), b"\\u2028"),  # line and paragraph separators: a line's end to older script parsers
+    ("\u2029".encode(), b"\\u2029"),
+)
 
 
 def html_safe_json(value: Any) -> bytes:
     """``value | tojson`` as this environment writes it (compact, not ASCII-only, no NaN), as UTF-8 bytes: msgspec's
     encoding (Python's where msgspec does not take a value), then ``<``, ``>``, ``&`` and ``'`` written as escapes,
-    so nothing in it can end the script element it stands in."""
+    so nothing in it can end the script element it stands in, and U+2028 and U+2029 too (docs/security.md)."""
     import msgspec
 
     try:
