@@ -297,8 +297,8 @@ def opposes_request(request: str, text: str, lowered: Optional[str] = None, runs
 
 # A speaker's label at the start of a line: "[🔓JAILBREAK]", "(🔓Developer Mode Output)", "DAN:", "AIM:".
 # Bounded repetitions only (linear time); a named label needs a colon, a bracketed one does not.
-_LABEL = re.compile(  # matched at each line start
-    r"[ \t>*_#]{0,6}(?:\[(?P<b>[^\]\n]{1,40})\]|\((?P<p>[^)\n]{1,40})\)"
+_LABEL = re.compile(  # found at each line start (no part of a label crosses a line's end)
+    r"(?m)^[ \t>*_#]{0,6}(?:\[(?P<b>[^\]\n]{1,40})\]|\((?P<p>[^)\n]{1,40})\)"
     r"|(?P<n>[^\W\d_][\w.'\- ]{0,24}?)[ \t*_]{0,3}:)"
 )
 # Headings and notes that are not speakers.
@@ -317,7 +317,11 @@ _INLINE_LABEL = re.compile(r"(?<=[.!?])[ \t]{1,4}\[(?P<b>[^\]\n]{1,40})\](?!\()[
 
 def _speaker(match: re.Match) -> Optional[str]:
     """The speaker a label names, normalised ("[🔓 JAILBREAK]" -> "jailbreak"), or None for a heading."""
-    raw = match.group("b") or match.group("p") or match.group("n") or ""
+    return _speaker_named(match.group("b") or match.group("p") or match.group("n") or "")
+
+
+@lru_cache(maxsize=1024)  # a response repeats its labels: each named once (a label is at most 40 characters)
+def _speaker_named(raw: str) -> Optional[str]:
     name = _SPACE.sub(" ", _LABEL_NAME.sub(" ", raw.lower())).strip()
     if not name or name in _NOT_SPEAKERS or name.split(" ")[0] in ("step", "moral", "part", "section", "phase"):
         return None
@@ -329,14 +333,12 @@ def speaker_turns(text: str, limit: int = 64) -> list[tuple[int, int, str]]:
     start and bracketed ones right after a sentence ends; at most ``limit`` turns (the rest of the text belongs to
     the last one)."""
     turns: list[tuple[int, int, str]] = []
-    start = 0
-    while start >= 0 and len(turns) < limit:
-        match = _LABEL.match(text, start)
-        start = text.find("\n", start)
-        start = start + 1 if start >= 0 else -1
-        speaker = _speaker(match) if match else None
-        if match and speaker is not None:
+    for match in _LABEL.finditer(text) if limit > 0 else ():  # (lines without a label never reach Python)
+        speaker = _speaker(match)
+        if speaker is not None:
             turns.append((match.start(), match.end(), speaker))
+            if len(turns) >= limit:
+                break
     if "[" in text:
         for match in itertools.islice(_INLINE_LABEL.finditer(text), limit):
             speaker = _speaker(match)
