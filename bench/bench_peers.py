@@ -13,7 +13,9 @@ Files (``bench/data/peers``, kept between runs):
   ``tests/fixtures/inspect/cli_mockllm_default.eval`` (inspect_ai 0.3.285, zstd members) repeated with fresh ids
   and uuids, under the real header with its sample counts set to N (every scorer's mean is unchanged). The
   writer is the ``EvalRecorder`` that ``write_eval_log`` calls, as ``write_eval_log`` calls it (each sample
-  condensed, then logged, then ``log_finish``) but flushed every 1,000 samples as an eval run flushes it:
+  condensed, then logged, then ``log_finish``; each of the 20 real samples condensed once, as condensing a copy
+  that differs only in its id and uuid gives the same sample) but flushed every 1,000 samples as an eval run
+  flushes it:
   ``write_eval_log`` itself buffers every sample of the log and scans the buffer for each one it adds, which
   takes hours at 100,000 samples.
 - garak: a ``report.jsonl`` of the real attempts of ``tests/fixtures/garak/peers_repeat_small.report.jsonl``
@@ -57,7 +59,7 @@ from inspect_ai.log._condense import condense_sample
 from inspect_ai.log._recorders.eval import EvalRecorder
 source, target, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 log = read_eval_log(source)
-real = log.samples
+real = [condense_sample(s) for s in log.samples]  # condensed once each: condensing is the same for every copy
 results = log.results.model_copy(update={"total_samples": n, "completed_samples": n})
 async def write():
     recorder = EvalRecorder(os.path.dirname(os.path.abspath(target)))
@@ -66,7 +68,7 @@ async def write():
     for i in range(n):
         s = real[i % len(real)]
         sample = s.model_copy(update={"id": f"{s.id}-{i // len(real)}", "uuid": f"{s.uuid}-{i}"})
-        await recorder.log_sample(log.eval, condense_sample(sample))
+        await recorder.log_sample(log.eval, sample)
         if (i + 1) % 1000 == 0:
             await recorder.flush(log.eval)
     await recorder.log_finish(
