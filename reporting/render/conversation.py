@@ -85,9 +85,12 @@ def print_conversations(frame: Any, order: Any, cap: int = PRINT_CONVERSATION_CA
     it left out."""
     if "messages" not in frame or not len(frame):
         return {"cases": [], "total": 0, "cap": cap}
-    chosen = frame.iloc[order]
-    failing = chosen[~chosen["passed"].to_numpy(dtype=bool)]
-    with_turns = failing[np.fromiter((bool(m) for m in failing["messages"]), dtype=bool, count=len(failing))]
+    # positions, not rows: a copy of the frame in this order held every column of every case (a million at export)
+    order = np.asarray(order, dtype=np.int64)
+    conversations = frame["messages"].to_numpy(dtype=object)
+    failing = order[~frame["passed"].to_numpy(dtype=bool)[order]]
+    with_turns = failing[np.fromiter((bool(conversations[i]) for i in failing), dtype=bool, count=len(failing))]
+    shown = with_turns[:cap]
     cases = [
         {
             "probe_id": probe_id,
@@ -95,7 +98,9 @@ def print_conversations(frame: Any, order: Any, cap: int = PRINT_CONVERSATION_CA
             "turns": [{**t, "heading": heading(t)} for t in turns(messages, judged, PRINT_TURN_CHARS)],
         }
         for probe_id, messages, judged in zip(
-            with_turns["probe_id"][:cap], with_turns["messages"][:cap], with_turns["judged_turn"][:cap]
+            frame["probe_id"].to_numpy(dtype=object)[shown],
+            conversations[shown],
+            frame["judged_turn"].to_numpy(dtype=object)[shown],
         )
     ]
     return {"cases": cases, "total": len(with_turns), "cap": cap}
