@@ -169,9 +169,10 @@ _HTML_UNSAFE = (
 
 
 def html_safe_json(value: Any) -> bytes:
-    """``value | tojson`` as this environment writes it (compact, not ASCII-only, no NaN), as UTF-8 bytes: msgspec's
-    encoding (Python's where msgspec does not take a value), then ``<``, ``>``, ``&`` and ``'`` written as escapes,
-    so nothing in it can end the script element it stands in, and U+2028 and U+2029 too (docs/security.md)."""
+    """``value | tojson`` as this environment writes it (compact, not ASCII-only), as UTF-8 bytes: msgspec's encoding
+    (Python's where msgspec does not take a value; a non-finite number, which ``tojson`` refused, written as null),
+    then ``<``, ``>``, ``&`` and ``'`` written as escapes, so nothing in it can end the script element it stands in,
+    and U+2028 and U+2029 too (docs/security.md)."""
     import msgspec
 
     try:
