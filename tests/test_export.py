@@ -120,17 +120,19 @@ def test_hostile_text_is_escaped_everywhere():
     [
         {"t": "</script><script>alert('x')</script> & <!-- ", "n": [1, 2.5, -0.0, 3.841036915595932e-06, None, True]},
         {"u": 'caf\u00e9 \u2028 \U0001f600 \\ "', 1: "a number as a key"},
-        {"a set of keys Python's encoder only takes": {None: 1, 2.5: "x"}},
+        {"keys of other kinds": {None: 1, 2.5: "x", 1e-06: "a float's key", 1e16: True, 3: [1e-06, 1e16]}},
     ],
     ids=["markup", "unicode", "keys"],
 )
 def test_the_report_data_is_what_tojson_writes_and_as_safe(value):
-    """The report's data block (``html_safe_json``, msgspec's bytes) reads back as Jinja's ``tojson`` of the same
-    value does, and holds none of the characters that could end its script element or open a comment."""
+    """The report's data block (``html_safe_json``, made as bytes) is Jinja's ``tojson`` of the same value byte for
+    byte but for U+2028 and U+2029, escaped too, and holds none of the characters that could end its script element
+    or open a comment."""
     from reporting.render.html import html_safe_json
 
     made = html_safe_json(value)
     jinja = environment().from_string("{{ v | tojson }}").render(v=value)
+    assert made == jinja.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode("utf-8")
     assert json.loads(made) == json.loads(jinja)
     assert not set(made.decode("utf-8")) & set("<>&'\u2028\u2029")
 

@@ -1,6 +1,7 @@
 """Rubrics: scorecards, dimension scores and the self-contradiction rubric (docs/rubrics.md)."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -190,6 +191,31 @@ def test_rubric_file_validation(tmp_path, change, message):
         load_rubric(write_rubric(tmp_path, data))
     done = cli("rubric", "scorecard", tmp_path / "r.yaml", EX / "a-ref.verdicts.jsonl")
     assert done.returncode == 2 and message.split("'")[0][:20] in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        ({"focus_areas": [__import__("datetime").date(2026, 1, 2)]}, "focus_areas[0]: must be text, a number"),
+        ({"acceptable_deviations": {"x": float("nan")}}, "acceptable_deviations.x: must be a finite number"),
+        ({"acceptable_deviations": {1e-06: "a"}}, "acceptable_deviations: keys must be text"),
+        ({"special_instructions": {"a", "b"}}, "special_instructions: must be text, a number"),
+        ({"evidence_requirements": b"raw"}, "evidence_requirements: must be text, a number"),
+        ({"critical_requirements": ["\ud800 caf\u00e9"]}, "critical_requirements[0]: not valid Unicode text"),
+    ],
+    ids=["a date", "NaN", "a float key", "a set", "bytes", "a lone surrogate"],
+)
+def test_guidelines_must_be_plain_data(tmp_path, given, message):
+    """A rubric's evaluation guidelines are shown in the report as JSON: a YAML value JSON has no form for (a date, a
+    set, bytes, NaN, a key that is no text, a lone surrogate) is a problem naming the field, never an internal error
+    when the report is exported (nor a value the page would show otherwise than the file gives it)."""
+    data = {**leaf("R"), "evaluation_guidelines": given}
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.dump(data, allow_unicode=False))
+    with pytest.raises(RubricError, match=re.escape(message)):
+        load_rubric(path)
+    done = cli("rubric", "scorecard", path, EX / "a-ref.verdicts.jsonl")
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
 
 
 def test_weights_within_tolerance_are_accepted(tmp_path):

@@ -3,7 +3,8 @@
 One environment, autoescaping on, StrictUndefined. Report data reaches the page as JSON
 inside ``<script type="application/json">`` elements through ``|tojson`` (which escapes
 ``<``, ``>``, ``&`` and ``'``), or, for the report's own data (tens of MB at 100,000 cases), through
-``html_safe_json`` (the same escapes, made as bytes), and the page's own script inserts text with ``textContent``.
+``html_safe_json`` (the same text, U+2028 and U+2029 escaped too, joined to the page as bytes), and the page's own
+script inserts text with ``textContent``.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def render_html(report: Report, *, title: Optional[str] = None, timestamp: Optio
 
 def render_html_bytes(report: Report, *, title: Optional[str] = None, timestamp: Optional[str] = None) -> bytes:
     """``render_html`` as the file's UTF-8 bytes: the report's data is encoded once, into bytes, and joined to the
-    page there (as a text of its own it took a copy per escape, and four bytes a character beside one emoji)."""
+    page there (``html_safe_json``), never rendered into the page's text."""
     with gc_paused():
         return _render_html(report, title, timestamp)
 
@@ -169,16 +170,10 @@ _HTML_UNSAFE = (
 
 
 def html_safe_json(value: Any) -> bytes:
-    """``value | tojson`` as this environment writes it (compact, not ASCII-only), as UTF-8 bytes: msgspec's encoding
-    (Python's where msgspec does not take a value; a non-finite number, which ``tojson`` refused, written as null),
-    then ``<``, ``>``, ``&`` and ``'`` written as escapes, so nothing in it can end the script element it stands in,
-    and U+2028 and U+2029 too (docs/security.md)."""
-    import msgspec
-
-    try:
-        text = msgspec.json.encode(value)
-    except (TypeError, ValueError, OverflowError):
-        text = json.dumps(value, **environment().policies["json.dumps_kwargs"]).encode("utf-8")
+    """``value | tojson`` as this environment writes it (compact, not ASCII-only, no NaN: Python's encoder, so the
+    same text), as UTF-8 bytes with ``<``, ``>``, ``&`` and ``'`` written as escapes, so nothing in it can end the
+    script element it stands in, and U+2028 and U+2029 too (docs/security.md)."""
+    text = json.dumps(value, **environment().policies["json.dumps_kwargs"]).encode("utf-8")
     for unsafe, escaped in _HTML_UNSAFE:
         if unsafe in text:
             text = text.replace(unsafe, escaped)

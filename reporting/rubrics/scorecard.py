@@ -107,6 +107,39 @@ def _benchmark(entry: Any, where: str, definitions: dict[str, dict], problems: l
     )
 
 
+def _not_plain(value: Any, where: str) -> Optional[str]:
+    """Why a free-form value is not plain data (text, a finite number, true, false, null, or a list or a mapping with
+    text keys of them), or None: YAML also gives dates, bytes, sets, non-finite numbers and keys of any kind."""
+    stack = [(where, value)]
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, str):
+            if not _is_text(item):
+                return f"{at}: not valid Unicode text (a lone surrogate)"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{at}: must be a finite number (got {item!r})"
+        elif isinstance(item, list):
+            stack.extend((f"{at}[{i}]", sub) for i, sub in enumerate(item))
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                if not isinstance(key, str) or not _is_text(key):
+                    return f"{at}: keys must be text (got {ascii(key)[:80]})"
+                stack.append((f"{at}.{key}", sub))
+        elif item is not None and not isinstance(item, (bool, int)):
+            kind = type(item).__name__
+            return f"{at}: must be text, a number, true, false, null, or a list or mapping of them (got a {kind})"
+    return None
+
+
+def _is_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def _rubric(data: Any, where: str, definitions: dict[str, dict], problems: list[str]) -> Optional[Rubric]:
     if not isinstance(data, dict):
         problems.append(f"{where}: a rubric is a mapping")
@@ -121,6 +154,10 @@ def _rubric(data: Any, where: str, definitions: dict[str, dict], problems: list[
     guidelines = data.get("evaluation_guidelines") or {}
     if not isinstance(guidelines, dict) or set(guidelines) - set(GUIDELINE_KEYS):
         problems.append(f"{where}.evaluation_guidelines: keys must be among {', '.join(GUIDELINE_KEYS)}")
+        guidelines = {}
+    not_plain = _not_plain(guidelines, f"{where}.evaluation_guidelines")
+    if not_plain is not None:  # shown in the report as JSON: YAML's dates, bytes, sets and NaN have no JSON
+        problems.append(not_plain)
         guidelines = {}
     rubric = Rubric(
         code=str(data.get("code", "?")),
