@@ -146,7 +146,7 @@ def default_html_path(source: str) -> str:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from reporting.render.html import generated_at, render_html_bytes
+    from reporting.render.html import generated_at, render_html
 
     run = _load_valid(args.run)
     try:
@@ -161,16 +161,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.pdf and output and Path(output).resolve() == Path(args.pdf).resolve():
         raise BadInput("--pdf and -o name the same file: give each its own")
     report = _report(args, run)
-    page = render_html_bytes(report, title=args.title, timestamp=stamp)
+    html = render_html(report, title=args.title, timestamp=stamp)
     if output:
-        write_atomic(output, page)
+        write_atomic(output, html)
         errors = f", {report.error_count} not evaluated" if report.error_count else ""
-        _err(f"wrote {shown(output)}: {report.shown} of {report.total} case(s){errors}, {len(page) / 1e6:.1f} MB")
+        _err(f"wrote {shown(output)}: {report.shown} of {report.total} case(s){errors}, {len(html) / 1e6:.1f} MB")
     if args.pdf:
         from reporting.render.pdf import PdfError, html_to_pdf
 
         try:
-            pdf = html_to_pdf(page.decode("utf-8"), args.paper)
+            pdf = html_to_pdf(html, args.paper)
         except PdfError as exc:
             _err(f"python -m reporting export: cannot write {shown(args.pdf)}: {one_line(exc)}")
             return 2

@@ -102,7 +102,7 @@ def _scan_value(file: str, path: str, value: Any, problems: list[Problem], strin
                         )
                     )
             for key, sub in item.items():
-                if strings and not _is_text(key):
+                if strings and not is_text(key):
                     problems.append(Problem(file, where, "a key is not valid Unicode text (a lone surrogate)"))
                 stack.append((f"{where}.{key}" if where != "$" else str(key), sub))
         elif isinstance(item, list):
@@ -111,7 +111,7 @@ def _scan_value(file: str, path: str, value: Any, problems: list[Problem], strin
             _check_integer(file, where, item, problems)
         elif isinstance(item, _NonFinite):
             problems.append(_nonfinite_problem(file, where, item))
-        elif strings and isinstance(item, str) and not _is_text(item):
+        elif strings and isinstance(item, str) and not is_text(item):
             problems.append(
                 Problem(
                     file,
@@ -122,7 +122,7 @@ def _scan_value(file: str, path: str, value: Any, problems: list[Problem], strin
             )
 
 
-def _is_text(value: Any) -> bool:
+def is_text(value: Any) -> bool:
     if not isinstance(value, str):
         return True
     try:

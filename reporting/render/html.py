@@ -2,15 +2,13 @@
 
 One environment, autoescaping on, StrictUndefined. Report data reaches the page as JSON
 inside ``<script type="application/json">`` elements through ``|tojson`` (which escapes
-``<``, ``>``, ``&`` and ``'``), or, for the report's own data (tens of MB at 100,000 cases), through
-``html_safe_json`` (the same text, U+2028 and U+2029 escaped too, joined to the page as bytes), and the page's own
-script inserts text with ``textContent``.
+``<``, ``>``, ``&`` and ``'``, and this environment's encoder U+2028 and U+2029 too), and the page's own script
+inserts text with ``textContent``.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -77,6 +75,12 @@ SEARCH_LABELS = {"probe_id": "probe id", "probe_input": "input"}
 FLOAT_DIGITS = 6  # per-case floats in the file (risk, weighted risk, weight)
 
 
+def _dumps_without_line_separators(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` for ``tojson`` (which then escapes ``<``, ``>``, ``&`` and ``'``), with U+2028 and U+2029 escaped
+    too: a line's end to older script parsers (docs/security.md)."""
+    return json.dumps(value, **kwargs).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(
@@ -94,6 +98,7 @@ def environment() -> Environment:
     env.filters["signed_interval"] = fmt_signed_interval
     env.filters["cell"] = cell_text
     env.filters["tokens"] = unbroken_tokens
+    env.policies["json.dumps_function"] = _dumps_without_line_separators
     env.policies["json.dumps_kwargs"] = {
         "sort_keys": False,
         "ensure_ascii": False,
@@ -149,40 +154,12 @@ def page_data(report: Report) -> dict[str, Any]:
 
 def render_html(report: Report, *, title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
     """The self-contained HTML file of a report (``build_report``); it draws what the report holds."""
-    return render_html_bytes(report, title=title, timestamp=timestamp).decode("utf-8")
-
-
-def render_html_bytes(report: Report, *, title: Optional[str] = None, timestamp: Optional[str] = None) -> bytes:
-    """``render_html`` as the file's UTF-8 bytes: the report's data is encoded once, into bytes, and joined to the
-    page there (``html_safe_json``), never rendered into the page's text."""
     with gc_paused():
         return _render_html(report, title, timestamp)
 
 
-_HTML_UNSAFE = (
-    (b"<", b"\\u003c"),
-    (b">", b"\\u003e"),
-    (b"&", b"\\u0026"),
-    (b"'", b"\\u0027"),
-    ("\u2028".encode(), b"\\u2028"),  # line and paragraph separators: a line's end to older script parsers
-    ("\u2029".encode(), b"\\u2029"),
-)
-
-
-def html_safe_json(value: Any) -> bytes:
-    """``value | tojson`` as this environment writes it (compact, not ASCII-only, no NaN: Python's encoder, so the
-    same text), as UTF-8 bytes with ``<``, ``>``, ``&`` and ``'`` written as escapes, so nothing in it can end the
-    script element it stands in, and U+2028 and U+2029 too (docs/security.md)."""
-    text = json.dumps(value, **environment().policies["json.dumps_kwargs"]).encode("utf-8")
-    for unsafe, escaped in _HTML_UNSAFE:
-        if unsafe in text:
-            text = text.replace(unsafe, escaped)
-    return text
-
-
-def _render_html(report: Report, title: Optional[str], timestamp: Optional[str]) -> bytes:
+def _render_html(report: Report, title: Optional[str], timestamp: Optional[str]) -> str:
     data = page_data(report)
-    slot = secrets.token_hex(16)  # where the data goes: no text of the report can name it
     obs = data["observability"]
     context = {
         "title": title or f"RunLens report: {report.meta.run_id}",
@@ -200,7 +177,6 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
         "methodology": METHODOLOGY,
         "figures": figures_json(report),
         "data": data,
-        "data_slot": Markup(slot),  # noqa: S704 - a random token of hex digits, replaced by the data's JSON
         "rubrics": data["rubrics"],
         "plotly_js": _trusted_plotly_js(),
         "scatter_cap": HTML_SCATTER_CAP,
@@ -235,8 +211,7 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
             "cap": PRINT_CASE_CAP,
         },
     }
-    head, tail = environment().get_template("report.html.j2").render(**context).split(slot)
-    return b"".join((head.encode("utf-8"), html_safe_json(data), tail.encode("utf-8")))
+    return environment().get_template("report.html.j2").render(**context)
 
 
 def _page(template: str, figures: dict[str, Any], timestamp: Optional[str], **context: Any) -> str:

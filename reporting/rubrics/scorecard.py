@@ -110,11 +110,13 @@ def _benchmark(entry: Any, where: str, definitions: dict[str, dict], problems: l
 def _not_plain(value: Any, where: str) -> Optional[str]:
     """Why a free-form value is not plain data (text, a finite number, true, false, null, or a list or a mapping with
     text keys of them), or None: YAML also gives dates, bytes, sets, non-finite numbers and keys of any kind."""
+    from reporting.format.strict_json import is_text
+
     stack = [(where, value)]
     while stack:
         at, item = stack.pop()
         if isinstance(item, str):
-            if not _is_text(item):
+            if not is_text(item):
                 return f"{at}: not valid Unicode text (a lone surrogate)"
         elif isinstance(item, float):
             if not math.isfinite(item):
@@ -123,21 +125,13 @@ def _not_plain(value: Any, where: str) -> Optional[str]:
             stack.extend((f"{at}[{i}]", sub) for i, sub in enumerate(item))
         elif isinstance(item, dict):
             for key, sub in item.items():
-                if not isinstance(key, str) or not _is_text(key):
+                if not isinstance(key, str) or not is_text(key):
                     return f"{at}: keys must be text (got {ascii(key)[:80]})"
                 stack.append((f"{at}.{key}", sub))
         elif item is not None and not isinstance(item, (bool, int)):
             kind = type(item).__name__
             return f"{at}: must be text, a number, true, false, null, or a list or mapping of them (got a {kind})"
     return None
-
-
-def _is_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
 
 
 def _rubric(data: Any, where: str, definitions: dict[str, dict], problems: list[str]) -> Optional[Rubric]:
