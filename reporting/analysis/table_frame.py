@@ -108,7 +108,7 @@ def _array_verdict_maps(values: Any) -> Any:
     return made[which]
 
 
-def _shared_lists(column: Any, empty: list) -> Any:
+def shared_lists(column: Any, empty: list) -> Any:
     """A list column of texts as Python lists (``python_values``; ``empty`` the one empty list), each distinct list
     made once and shared by the rows that hold it (a failure mode, a detector's patterns over a run's cases),
     which nothing changes; a null row None."""
@@ -244,7 +244,7 @@ def table_columns(
         elif name == "verdicts":
             data[name] = _objects(_verdict_maps(column))
         elif name in LISTS:
-            data[name] = _objects(_shared_lists(column, empty))
+            data[name] = _objects(shared_lists(column, empty))
         elif name == "probe_id":  # one a case: nothing to share
             data[name] = _objects(column.to_numpy(zero_copy_only=False))
         else:

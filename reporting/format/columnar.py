@@ -22,6 +22,8 @@ from __future__ import annotations
 import functools
 import io
 import os
+import re
+import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, Optional, Union
@@ -29,6 +31,7 @@ from typing import Any, Optional, Union
 from reporting.format.columnar_checks import CHECKED, ColumnarRun, NotMine, finish, mentions
 from reporting.format.columnar_v3 import case_keys, nested, parse_fields, read_schema
 from reporting.format.parquet import CASE_COLUMNS, LISTS
+from reporting.format.problems import Mapped, read_file_mapped
 
 CHUNK = 10_000  # cases parsed at once from a JSON document (with their keys: 100,000 held 0.2 GB more at 100k)
 BLOCK = 16 << 20  # bytes of JSON Lines parsed at once
@@ -69,14 +72,15 @@ def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[C
     try:
         if path.lower().endswith((".jsonl", ".ndjson")):
             return _read_lines(path, columns)
-        with open(path, "rb") as handle:
-            box = [handle.read()]
-        return _read_document(box, path, columns)
+        mapped = read_file_mapped(path, sys.maxsize)  # (no size cap here: the store's and the benches' reader)
+        if mapped is None:
+            return None
+        return _read_document([mapped], path, columns)
     except (NotMine, OSError, UnicodeDecodeError, RecursionError):  # (msgspec's decoder on deep nesting)
         return None
 
 
-def read_document(data: Union[bytes, list[bytes]], label: str) -> Optional[ColumnarRun]:
+def read_document(data: Union[bytes, list[Union[bytes, Mapped]]], label: str) -> Optional[ColumnarRun]:
     """A RunLens JSON document already read into ``data`` as an Arrow case table, or None when the per-record
     reader must read it (the reading of a run by its content, ``reporting.sources.reading``, asks this first):
     also None for a run its table would not keep whole, as a typed run's cases are made from it (a limit's nulls,
@@ -84,7 +88,8 @@ def read_document(data: Union[bytes, list[bytes]], label: str) -> Optional[Colum
     whole-number score, which it holds as a float). A conversation is kept whole, its turns' nulls too.
     ``data`` in a list: the reader takes the bytes out and lets them go once every case is parsed, before the
     checks over whole columns (a million cases' file is a gigabyte beside the table); the list is then empty, even
-    when the run is handed back, and the caller reads the file again."""
+    when the run is handed back, and the caller reads the file again. ``Mapped`` bytes in the list are given back
+    to the system a chunk of cases at a time, as the reader goes past them."""
     try:
         return _read_document(data if isinstance(data, list) else [data], label, None, whole=True)
     except (NotMine, UnicodeDecodeError, RecursionError):  # deep nesting: the per-record reader names it
@@ -97,15 +102,19 @@ def _arrow_error():
     return (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
 
 
-def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]], whole: bool = False) -> ColumnarRun:
+def _read_document(
+    box: list[Union[bytes, Mapped]], label: str, columns: Optional[Sequence[str]], whole: bool = False
+) -> ColumnarRun:
     import msgspec
 
-    data = box[0]
+    held = box[0]
+    release, data = (held.release, held.view) if isinstance(held, Mapped) else (None, held)
+    del held
     from reporting.format.migrate import check_version, upgrade
     from reporting.format.reading import _check_header
     from reporting.format.strict_json import parse_json_text
 
-    if not data.lstrip()[:1] == b"{":
+    if not _OPENS.match(data):
         raise NotMine
     try:  # the top's keys and each case's raw bytes in one pass over the document
         raws = msgspec.json.decode(data, type=_top_type()).cases
@@ -113,7 +122,7 @@ def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]
         raise NotMine from None
     start, end = _cases_span(data, raws)
     # The header is everything but the cases array: read by the strict reader (duplicate keys, depth, ...).
-    header, problems = parse_json_text(label, (data[:start] + b"[]" + data[end:]).decode("utf-8"))
+    header, problems = parse_json_text(label, (bytes(data[:start]) + b"[]" + bytes(data[end:])).decode("utf-8"))
     if problems or not isinstance(header, dict) or header.get("cases") != []:
         raise NotMine
     version = header.get("schema_version", 1)
@@ -129,6 +138,7 @@ def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]
     batches = []
     explicit: dict[str, int] = {}  # per name of CHECKED: the cases whose null is written ``null``
     chunk: list = []
+    seen = 0
     for chunk, lines, parsed in _parsed_chunks(raws, schema):
         table, every_key_known = parsed.result()
         # A chunk whose every key Arrow's schema names has no extras: each case's keys are decoded only where a
@@ -142,8 +152,11 @@ def _read_document(box: list[bytes], label: str, columns: Optional[Sequence[str]
             batches.append(nested(label, version, batch, chunk[done:end], keys and keys[done:end], explicit, whole))
             done = end
         del lines, keys, parsed, table
+        seen += len(chunk)
+        if release is not None and seen < len(raws):  # the bytes before the next chunk's first case: read
+            release(_span_of(data, raws[seen])[0])
     n = len(raws)
-    del raws, chunk, data  # (each case's raw bytes were a view into the document)
+    del raws, chunk, data, release  # (each case's raw bytes were a view into the document)
     box.clear()
     import pyarrow as pa
 
@@ -184,9 +197,10 @@ def _top_type() -> Any:
 
 
 _BLANK = frozenset(b" \t\n\r")  # JSON's white space
+_OPENS = re.compile(rb"[ \t\n\r\x0b\x0c]*\{")  # an object first, after what bytes.lstrip takes away
 
 
-def _cases_span(data: bytes, raws: list) -> tuple[int, int]:
+def _cases_span(data: Union[bytes, memoryview], raws: list) -> tuple[int, int]:
     """Where the cases array is in ``data``, from its first and last case's raw bytes (views into ``data``) and
     the white space around them; an empty array as ``_span`` finds it."""
     if not raws:
@@ -205,7 +219,7 @@ def _cases_span(data: bytes, raws: list) -> tuple[int, int]:
     return start - 1, end + 1
 
 
-def _span_of(data: bytes, raw: Any) -> tuple[int, int]:
+def _span_of(data: Union[bytes, memoryview], raw: Any) -> tuple[int, int]:
     """Where a raw value msgspec decoded from ``data`` is in it (its buffer is a view into ``data``)."""
     import numpy as np
 
@@ -216,7 +230,7 @@ def _span_of(data: bytes, raw: Any) -> tuple[int, int]:
     return at, at + size
 
 
-def _span(data: bytes, raw_cases: Any) -> tuple[int, int]:
+def _span(data: Union[bytes, memoryview], raw_cases: Any) -> tuple[int, int]:
     """Where the cases array is in ``data``: msgspec's raw slice is a view into ``data`` itself, so its place is
     the distance between the two buffers' addresses."""
     start, end = _span_of(data, raw_cases)

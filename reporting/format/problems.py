@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import math
+import mmap
 import os
 import stat
 from collections.abc import Iterable
@@ -89,12 +90,9 @@ class NotRegularFile(OSError):
     """A FIFO, device, socket or folder where a regular file is needed."""
 
 
-def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, regular_only: bool = False) -> bytes:
-    """The bytes of a file, at most ``limit`` (default ``MAX_FILE_BYTES``); ``FileTooLarge`` beyond it.
-
-    Opened without blocking (a FIFO with no writer does not hang the caller), then checked with fstat: with
-    ``regular_only``, anything but a regular file is refused before a byte is read."""
-    limit = MAX_FILE_BYTES if limit is None else limit
+def _open_checked(path: Union[str, os.PathLike], limit: int, regular_only: bool) -> tuple[int, os.stat_result]:
+    """The file opened without blocking (a FIFO with no writer does not hang the caller), checked with fstat, then
+    set to block: with ``regular_only``, anything but a regular file is refused before a byte is read."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         info = os.fstat(fd)
@@ -108,6 +106,20 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
             )
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, regular_only: bool = False) -> bytes:
+    """The bytes of a file, at most ``limit`` (default ``MAX_FILE_BYTES``); ``FileTooLarge`` beyond it.
+
+    Opened without blocking (a FIFO with no writer does not hang the caller), then checked with fstat: with
+    ``regular_only``, anything but a regular file is refused before a byte is read."""
+    limit = MAX_FILE_BYTES if limit is None else limit
+    fd, info = _open_checked(path, limit, regular_only)
+    try:
         chunks, total = [], 0
         if stat.S_ISREG(info.st_mode) and 0 < info.st_size <= limit:
             # A regular file at one read of its size (Linux reads up to 2 GB at once): the bytes as read, never
@@ -127,6 +139,44 @@ def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, 
                     "with --max-file-mb or RUNLENS_MAX_FILE_MB)"
                 )
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class Mapped:
+    """A regular file's bytes read into anonymous memory (a private mapping of its own, never the file mapped:
+    a file another process truncates meanwhile cannot fault the reader), so that a reader going through it once
+    gives the pages it is done with back to the system (``release``): a million cases' file, a gigabyte, is then
+    not held beside the table made of it. ``view``: the bytes, as a memoryview."""
+
+    def __init__(self, size: int) -> None:
+        self._map = mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE)  # (shared, it would stay in memory)
+        self.view = memoryview(self._map)[:size]
+        self._released = 0
+
+    def release(self, upto: int) -> None:
+        """Give back the whole pages before byte ``upto``; their bytes read as zeros afterwards."""
+        end = upto - upto % mmap.PAGESIZE
+        if end > self._released:
+            self._map.madvise(mmap.MADV_DONTNEED, self._released, end - self._released)
+            self._released = end
+
+
+def read_file_mapped(path: Union[str, os.PathLike], limit: Optional[int] = None) -> Optional[Mapped]:
+    """A regular file's bytes as ``Mapped`` (checked and capped as ``read_file_bytes(path, limit, True)``), or
+    None when the file grew while it was read (the caller reads it as bytes)."""
+    limit = MAX_FILE_BYTES if limit is None else limit
+    fd, info = _open_checked(path, limit, True)
+    try:
+        mapped = Mapped(info.st_size)
+        view, got = mapped.view, 0
+        while got < len(view):
+            count = os.readv(fd, [view[got : got + (1 << 30)]])
+            if not count:  # shorter than it was: what is there is what is read
+                mapped.view = view[:got]
+                break
+            got += count
+        return None if os.read(fd, 1) else mapped
     finally:
         os.close(fd)
 

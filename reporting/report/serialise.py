@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal, Optional
 
+from reporting.analysis.table_frame import shared_lists
 from reporting.format.schema import SCHEMA_VERSION
 from reporting.format.table_records import unused_left_out
 from reporting.format.table_run import TableCases
@@ -104,12 +105,20 @@ def _streamed(report: Report) -> Iterable[Any]:
     frame = report.frame
     positions = frame.index.to_numpy().astype("int64")
     detected = frame["detected_failure_modes"].tolist()
-    derived: list[list[str]] = [[] for _ in detected]
+    none: list[str] = []
+    derived: list[list[str]] = [none] * len(detected)  # (lists only read by the writer: shared where equal)
     some = [i for i, modes in enumerate(detected) if modes]
-    if some:  # only where RunLens has modes: the file's own, to tell them apart
-        given = cases.table.column("detected_failure_modes").take(positions[some]).to_pylist()
+    if some:  # only where RunLens has modes: the file's own, to tell them apart, each distinct pair once
+        given = shared_lists(cases.table.column("detected_failure_modes").take(positions[some]), none)
+        made: dict[tuple[int, int], list[str]] = {}
         for i, stated in zip(some, given):
-            derived[i] = _derived(detected[i], stated or [])
+            key = (id(detected[i]), id(stated))  # (both held alive by their lists meanwhile)
+            found = made.get(key)
+            if found is None:
+                found = _derived(detected[i], stated or none)
+                if len(made) < 1 << 16:
+                    made[key] = found
+            derived[i] = found
     weights = frame["severity_weight"].to_numpy(dtype=float)
     weighted = frame["weighted_risk"].to_numpy(dtype=float)
     return Lines(case_lines(cases, Rows(positions, weights, weighted, derived), shape=_turns_shaped, **UNUSED))

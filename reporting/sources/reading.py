@@ -18,12 +18,21 @@ from reporting.format.columnar import read_document
 from reporting.format.columnar_checks import ColumnarRun
 from reporting.format.columnar_parquet import read_parquet_run
 from reporting.format.parquet import looks_like_parquet
-from reporting.format.problems import FileTooLarge, Problem, ReportError, read_file_bytes, unreadable
+from reporting.format.problems import (
+    FileTooLarge,
+    Mapped,
+    Problem,
+    ReportError,
+    read_file_bytes,
+    read_file_mapped,
+    unreadable,
+)
 from reporting.format.reading import LoadResult, load_document, run_of_document
 from reporting.format.schema import RunReport
 from reporting.format.table_run import run_of_table
 from reporting.importers import import_document
 
+MAPPED_FROM = 64 << 20  # bytes of a run file from which the columnar reader gives its bytes back as it goes
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
 
 
@@ -100,7 +109,7 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
     return run_of_document(label, header, document["cases"], problems)
 
 
-def _columnar(source: Source, box: list[bytes], label: str) -> Optional[ColumnarRun]:
+def _columnar(source: Source, box: list[Any], label: str) -> Optional[ColumnarRun]:
     """The run as the columnar reader reads it (a table, no object per case), or None: it reads only what it can
     vouch for and what its table keeps whole (not a limit's nulls, an empty conversation, nor a judge's whole-number
     score, which the table holds as a float: the reader hands such a run back; a conversation is kept whole), and
@@ -109,10 +118,27 @@ def _columnar(source: Source, box: list[bytes], label: str) -> Optional[Columnar
     if label.lower().endswith((".jsonl", ".ndjson")):
         return None  # JSON Lines by the name, as the per-record reader tells them (a document so named is lines)
     data = box[0]
-    if data.lstrip()[:1] == b"{":
+    if data.lstrip()[:1] != b"{":
+        return None
+    if isinstance(source, (str, os.PathLike)) and len(data) >= MAPPED_FROM:
+        # A large file read again into memory the reader gives back as it goes (``Mapped``), these bytes let go
+        # first: what is read now is what is read (the file may have changed; if it grew, the caller reads it)
         del data
-        return read_document(box, label)
-    return None
+        box.clear()
+        try:
+            mapped = read_file_mapped(source)
+        except (OSError, FileTooLarge):
+            return None
+        if mapped is None:
+            return None
+        box.append(mapped)
+        del mapped
+    else:
+        del data
+    fast = read_document(box, label)
+    if fast is None and box and isinstance(box[0], Mapped):
+        box.clear()  # (pages it gave back read as zeros: the caller reads the file again)
+    return fast
 
 
 def read_run(source: Source, name: Optional[str] = None) -> RunReport:

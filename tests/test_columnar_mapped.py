@@ -1,0 +1,103 @@
+"""A large run file read into memory the columnar reader gives back as it goes (``problems.Mapped``): the same run,
+the same problems, and the pages before the chunk being read given back a chunk at a time."""
+
+import json
+import mmap
+import os
+
+import pytest
+
+import reporting
+from reporting.format import columnar, problems
+from reporting.format.problems import FileTooLarge, Mapped, NotRegularFile, read_file_mapped
+from reporting.sources import reading
+from tests.test_columnar import BASE, INVALID, _mixed, assert_read_alike, per_record
+
+
+def test_a_mapped_file_is_its_bytes_and_gives_back_whole_pages_only(tmp_path):
+    data = os.urandom(3 * mmap.PAGESIZE + 100)
+    path = tmp_path / "run.json"
+    path.write_bytes(data)
+    mapped = read_file_mapped(path)
+    assert mapped is not None and bytes(mapped.view) == data
+    mapped.release(mmap.PAGESIZE - 1)  # no whole page before it: nothing given back
+    assert bytes(mapped.view) == data
+    mapped.release(2 * mmap.PAGESIZE + 10)
+    assert bytes(mapped.view[: 2 * mmap.PAGESIZE]) == bytes(2 * mmap.PAGESIZE)  # given back: zeros
+    assert bytes(mapped.view[2 * mmap.PAGESIZE :]) == data[2 * mmap.PAGESIZE :]
+    mapped.release(mmap.PAGESIZE)  # behind what was given back: nothing changes
+    assert bytes(mapped.view[2 * mmap.PAGESIZE :]) == data[2 * mmap.PAGESIZE :]
+
+
+def test_a_mapped_read_is_capped_and_refuses_what_is_not_a_regular_file(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_bytes(b"{}" * 100)
+    with pytest.raises(FileTooLarge, match="larger than the"):
+        read_file_mapped(path, limit=10)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegularFile, match="FIFO"):
+        read_file_mapped(fifo)  # (opened without blocking: no writer, no hang)
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(b"")
+    assert bytes(read_file_mapped(empty).view) == b""
+
+
+@pytest.fixture
+def mapped_always(monkeypatch):
+    """Every file the mapped way (``MAPPED_FROM``: 64 MB), seven cases a chunk; each page given back recorded."""
+    monkeypatch.setattr(reading, "MAPPED_FROM", 0)
+    monkeypatch.setattr(columnar, "CHUNK", 7)
+    given: list[int] = []
+    release = Mapped.release
+
+    def recorded(self, upto):
+        given.append(upto)
+        release(self, upto)
+
+    monkeypatch.setattr(Mapped, "release", recorded)
+    return given
+
+
+def test_a_run_read_the_mapped_way_is_the_run_read_from_its_bytes(tmp_path, mapped_always):
+    document = _mixed(BASE)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document, indent=1))  # (a case over several lines: Arrow finds where each ends)
+    from_path = reporting.load_run(str(path))
+    from_bytes = reporting.load_run(path.read_bytes(), name=str(path))
+    assert from_path.ok and from_bytes.ok
+    assert from_path.run.model_dump() == from_bytes.run.model_dump()
+    assert_read_alike(columnar.read_table(str(path)), per_record(path))
+    # before each chunk but the first, what was read before it; increasing, never past the cases' array
+    chunks = -(-len(document["cases"]) // 7)
+    assert len(mapped_always) == 2 * (chunks - 1)  # (load_run and read_table)
+    first = mapped_always[: chunks - 1]
+    assert first == sorted(first) and len(set(first)) == len(first)
+    assert first[-1] < path.stat().st_size
+
+
+@pytest.mark.parametrize("name", list(INVALID))
+def test_a_run_handed_back_after_being_read_the_mapped_way_is_read_again(tmp_path, mapped_always, name):
+    """Pages given back read as zeros: a run the columnar reader hands back is read from the file again, and the
+    problems are the per-record reader's."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(INVALID[name](BASE)))
+    expected = [str(p) for p in per_record(path).problems]
+    assert [str(p) for p in reporting.load_run(str(path)).problems] == expected
+
+
+def test_a_file_that_grew_while_read_the_mapped_way_is_read_as_bytes(tmp_path, monkeypatch):
+    """``read_file_mapped`` reads as many bytes as fstat said; more after them: None, and the run is read whole."""
+    monkeypatch.setattr(reading, "MAPPED_FROM", 0)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(BASE))
+    opened = problems._open_checked
+
+    def smaller(where, limit, regular_only):
+        fd, info = opened(where, limit, regular_only)
+        return fd, os.stat_result((*info[:6], info.st_size // 2, *info[7:]))
+
+    monkeypatch.setattr(problems, "_open_checked", smaller)
+    assert read_file_mapped(path) is None
+    read = reporting.load_run(str(path))
+    assert read.ok and len(read.run.cases) == len(BASE["cases"])
