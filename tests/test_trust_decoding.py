@@ -682,3 +682,34 @@ def test_msgspec_leaves_every_integer_of_16_digits_to_the_strict_decoder(text, r
     from reporting.format.quick_json import read_quickly as _quick
 
     assert (_quick(text) is not None) is read
+
+
+def test_one_zstd_decompressor_a_thread_reads_each_member_alike_after_a_damaged_or_abandoned_one():
+    """The thread's decompressor is made once and reused member after member: a damaged member, or one left part
+    read (beyond its declared size), does not change what the next member reads as."""
+    import types
+
+    import zstandard
+
+    from reporting.format import expansion
+
+    good = json.dumps({"id": 7, "text": "x" * 3000}).encode()
+    big = b"y" * (3 * expansion.CHUNK)
+    packed = {name: zstandard.ZstdCompressor().compress(data) for name, data in (("good", good), ("big", big))}
+    damaged = packed["good"][:20] + bytes(len(packed["good"]) - 20)
+
+    def member(name, compressed, declared, crc):
+        info = types.SimpleNamespace(
+            filename=name, file_size=declared, compress_size=len(compressed), CRC=crc, compress_type=expansion.ZSTD
+        )
+        budget = expansion.Budget("log.eval", 1 << 30)
+        return expansion._expand(compressed, info, 0, budget, "log.eval")
+
+    assert member("a.json", packed["good"], len(good), zlib.crc32(good)) == (good, None)
+    content, problem = member("b.json", damaged, len(good), zlib.crc32(good))
+    assert content == b"" and "cannot be decompressed" in problem.message
+    assert member("c.json", packed["good"], len(good), zlib.crc32(good)) == (good, None)
+    content, problem = member("d.json", packed["big"], expansion.CHUNK, zlib.crc32(big))  # stopped after a piece
+    assert content == b"" and "beyond the" in problem.message
+    assert member("e.json", packed["good"], len(good), zlib.crc32(good)) == (good, None)
+    assert member("f.json", packed["big"], len(big), zlib.crc32(big)) == (big, None)
