@@ -101,3 +101,63 @@ def test_a_file_that_grew_while_read_the_mapped_way_is_read_as_bytes(tmp_path, m
     assert read_file_mapped(path) is None
     read = reporting.load_run(str(path))
     assert read.ok and len(read.run.cases) == len(BASE["cases"])
+
+
+def test_a_large_run_given_through_a_pipe_is_read_from_the_bytes_already_read(tmp_path, monkeypatch):
+    """A pipe cannot be read twice: its bytes, read once, are the run (``recompute <(zcat run.json.gz)``)."""
+    import threading
+
+    monkeypatch.setattr(reading, "MAPPED_FROM", 0)
+    data = json.dumps(BASE).encode()
+    for _ in range(2):  # load_run, then read_table (the store's reader)
+        given, taken = os.pipe()
+        threading.Thread(target=lambda: (os.write(taken, data), os.close(taken))).start()
+        if _ == 0:
+            read = reporting.load_run(f"/dev/fd/{given}")
+            assert read.ok and len(read.run.cases) == len(BASE["cases"]), read.problems
+        else:
+            table = columnar.read_table(f"/dev/fd/{given}")
+            assert table is not None and table.table.num_rows == len(BASE["cases"])
+        os.close(given)
+
+
+def test_a_file_replaced_between_the_two_reads_is_read_again_as_it_is_now(tmp_path, monkeypatch):
+    """The second read is of the file the first one read (device, inode, size, time); replaced meanwhile, the file
+    is read again as it is now by the per-record reader, never half of one and half of the other."""
+    monkeypatch.setattr(reading, "MAPPED_FROM", 0)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(BASE))
+    other = json.loads(json.dumps(BASE))
+    other["cases"] = other["cases"][:30]
+    mapped = problems.read_file_mapped
+
+    def replaced_first(where, limit=None):
+        (tmp_path / "new.json").write_text(json.dumps(other))
+        os.replace(tmp_path / "new.json", path)
+        return mapped(where, limit)
+
+    monkeypatch.setattr(reading, "read_file_mapped", replaced_first)
+    read = reporting.load_run(str(path))
+    assert read.ok and len(read.run.cases) == 30
+    assert type(read.run.cases) is list  # the per-record reader's
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\xc0\xaf", b"\xed\xa0\x80"], ids=["ff", "overlong", "surrogate"])
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_bytes_that_are_not_utf8_in_a_case_text_are_a_listed_problem(tmp_path, bad, suffix):
+    """Arrow's JSON parser takes any byte inside a string: the columnar reader checks each text's UTF-8 and hands
+    such a run back, and the per-record reader names the byte (it was an internal error of ``recompute``)."""
+    from _helpers_cli import cli
+
+    if suffix == ".json":
+        text = json.dumps(BASE).encode()
+    else:
+        text = "\n".join(json.dumps(case) for case in BASE["cases"]).encode()
+    at = text.rindex(b'"task": "') + len(b'"task": "')
+    path = tmp_path / f"run{suffix}"
+    path.write_bytes(text[:at] + bad + text[at:])
+    assert columnar.read_table(str(path)) is None
+    read = reporting.load_run(str(path))
+    assert [p.message.split(":")[0] for p in read.problems] == ["not UTF-8 text"], read.problems
+    result = cli("recompute", str(path), "-o", str(tmp_path / "out.json"))
+    assert result.returncode == 2 and "not UTF-8 text" in result.stderr and "internal error" not in result.stderr

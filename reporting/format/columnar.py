@@ -31,7 +31,7 @@ from typing import Any, Optional, Union
 from reporting.format.columnar_checks import CHECKED, ColumnarRun, NotMine, finish, mentions
 from reporting.format.columnar_v3 import case_keys, nested, parse_fields, read_schema
 from reporting.format.parquet import CASE_COLUMNS, LISTS
-from reporting.format.problems import Mapped, read_file_mapped
+from reporting.format.problems import Mapped, NotRegularFile, read_file_mapped
 
 CHUNK = 10_000  # cases parsed at once from a JSON document (with their keys: 100,000 held 0.2 GB more at 100k)
 BLOCK = 16 << 20  # bytes of JSON Lines parsed at once
@@ -72,10 +72,12 @@ def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[C
     try:
         if path.lower().endswith((".jsonl", ".ndjson")):
             return _read_lines(path, columns)
-        mapped = read_file_mapped(path, sys.maxsize)  # (no size cap here: the store's and the benches' reader)
-        if mapped is None:
-            return None
-        return _read_document([mapped], path, columns)
+        try:
+            held: Optional[Mapped] = read_file_mapped(path, sys.maxsize)  # (no cap: the store's and benches' reader)
+        except NotRegularFile:  # a pipe or FIFO: its bytes as they come
+            with open(path, "rb") as handle:
+                return _read_document([handle.read()], path, columns)
+        return None if held is None else _read_document([held], path, columns)
     except (NotMine, OSError, UnicodeDecodeError, RecursionError):  # (msgspec's decoder on deep nesting)
         return None
 
@@ -258,11 +260,13 @@ def _parse(lines: bytes, schema, count: int, unknown: str = "ignore"):
     spans_lines = lines.count(b"\n") != count - 1
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior=unknown, newlines_in_values=spans_lines)
     try:
-        return pj.read_json(
+        table = pj.read_json(
             io.BytesIO(lines), read_options=pj.ReadOptions(block_size=BLOCK, use_threads=False), parse_options=options
         )
+        table.validate(full=True)  # the UTF-8 of every text: Arrow's parser takes any byte in a string
     except _arrow_error():
         raise NotMine from None
+    return table
 
 
 def _read_lines(path: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
@@ -285,6 +289,7 @@ def _read_lines(path: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
             path, read_options=pj.ReadOptions(block_size=BLOCK, use_threads=False), parse_options=options
         )
         for batch in reader:
+            batch.validate(full=True)  # the UTF-8 of every text: Arrow's parser takes any byte in a string
             mentioned |= mentions(batch)  # before the texts are dropped
             batches.append(batch.select([c for c in schema.names if c in keep]))
     except _arrow_error():

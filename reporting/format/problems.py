@@ -153,6 +153,7 @@ class Mapped:
         self._map = mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE)  # (shared, it would stay in memory)
         self.view = memoryview(self._map)[:size]
         self._released = 0
+        self.stat: Optional[os.stat_result] = None  # the file's, when it was opened
 
     def release(self, upto: int) -> None:
         """Give back the whole pages before byte ``upto``; their bytes read as zeros afterwards."""
@@ -169,6 +170,7 @@ def read_file_mapped(path: Union[str, os.PathLike], limit: Optional[int] = None)
     fd, info = _open_checked(path, limit, True)
     try:
         mapped = Mapped(info.st_size)
+        mapped.stat = info
         view, got = mapped.view, 0
         while got < len(view):
             count = os.readv(fd, [view[got : got + (1 << 30)]])

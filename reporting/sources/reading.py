@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 from typing import Any, BinaryIO, Optional, Union
 
 from reporting._gc import gc_paused
@@ -120,25 +121,41 @@ def _columnar(source: Source, box: list[Any], label: str) -> Optional[ColumnarRu
     data = box[0]
     if data.lstrip()[:1] != b"{":
         return None
-    if isinstance(source, (str, os.PathLike)) and len(data) >= MAPPED_FROM:
-        # A large file read again into memory the reader gives back as it goes (``Mapped``), these bytes let go
-        # first: what is read now is what is read (the file may have changed; if it grew, the caller reads it)
-        del data
+    read = _same_file(source, len(data)) if len(data) >= MAPPED_FROM else None
+    del data
+    if read is not None and isinstance(source, (str, os.PathLike)):
+        # A large regular file read again into memory the reader gives back as it goes (``Mapped``), these bytes
+        # let go first. Read from the file it was (same device, inode, size and time): else the caller reads it
+        # again for the per-record reader, as when the columnar reader hands a run back.
         box.clear()
         try:
             mapped = read_file_mapped(source)
         except (OSError, FileTooLarge):
             return None
-        if mapped is None:
+        if mapped is None or mapped.stat is None or _identity(mapped.stat) != read:
             return None
         box.append(mapped)
         del mapped
-    else:
-        del data
     fast = read_document(box, label)
     if fast is None and box and isinstance(box[0], Mapped):
         box.clear()  # (pages it gave back read as zeros: the caller reads the file again)
     return fast
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _same_file(source: Source, size: int) -> Optional[tuple[int, ...]]:
+    """The identity of the regular file ``source`` names if it holds the ``size`` bytes just read from it; None for
+    bytes or a stream given, a pipe, a FIFO, or a file that changed (its bytes already read are then kept)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    try:
+        info = os.stat(source)
+    except OSError:
+        return None
+    return _identity(info) if stat.S_ISREG(info.st_mode) and info.st_size == size else None
 
 
 def read_run(source: Source, name: Optional[str] = None) -> RunReport:
