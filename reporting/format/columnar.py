@@ -23,6 +23,7 @@ import functools
 import io
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
@@ -31,7 +32,7 @@ from typing import Any, Optional, Union
 from reporting.format.columnar_checks import CHECKED, ColumnarRun, NotMine, finish, mentions
 from reporting.format.columnar_v3 import case_keys, nested, parse_fields, read_schema
 from reporting.format.parquet import CASE_COLUMNS, LISTS
-from reporting.format.problems import Mapped, NotRegularFile, read_file_mapped
+from reporting.format.problems import Mapped, read_file_mapped
 
 CHUNK = 10_000  # cases parsed at once from a JSON document (with their keys: 100,000 held 0.2 GB more at 100k)
 BLOCK = 16 << 20  # bytes of JSON Lines parsed at once
@@ -68,15 +69,14 @@ def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[C
     """The run in ``path`` as an Arrow case table, or None when the per-record reader must read it.
 
     ``columns``: keep only these of ``CASE_COLUMNS`` (the figures need a handful), which is what lets a JSON Lines
-    file larger than memory be read."""
+    file larger than memory be read. None for anything but a regular file: a pipe or FIFO can be read only once, by
+    the caller's reader (``load_run``, under the size cap)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         if path.lower().endswith((".jsonl", ".ndjson")):
             return _read_lines(path, columns)
-        try:
-            held: Optional[Mapped] = read_file_mapped(path, sys.maxsize)  # (no cap: the store's and benches' reader)
-        except NotRegularFile:  # a pipe or FIFO: its bytes as they come
-            with open(path, "rb") as handle:
-                return _read_document([handle.read()], path, columns)
+        held = read_file_mapped(path, sys.maxsize)  # (no size cap here: the store's and the benches' reader)
         return None if held is None else _read_document([held], path, columns)
     except (NotMine, OSError, UnicodeDecodeError, RecursionError):  # (msgspec's decoder on deep nesting)
         return None
