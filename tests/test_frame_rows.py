@@ -1,5 +1,5 @@
 """The case frame's verdicts and list columns made from a table's (``table_frame._verdict_maps`` and
-``_shared_lists``): each distinct row made once, told apart by numbers, is row for row what making every row on its
+``shared_lists``): each distinct row made once, told apart by numbers, is row for row what making every row on its
 own gives."""
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def _lists_same(rows):
 
     column = pa.array(rows, pa.list_(pa.string()))
     empty: list = []
-    got = list(table_frame._shared_lists(column, empty))
+    got = list(table_frame.shared_lists(column, empty))
     assert got == python_values(column, empty=[]) == rows
     assert all(g is empty for g, r in zip(got, rows) if r == [])
     assert all(g is None for g, r in zip(got, rows) if r is None)
@@ -180,4 +180,4 @@ def test_a_column_one_array_cannot_hold_is_made_chunk_by_chunk(monkeypatch):
 
     monkeypatch.setattr(table_frame, "_combined", refuse)
     assert [list(m) for m in _verdict_maps(verdicts)] == [list(m) for m in _verdicts(rows)]
-    assert list(table_frame._shared_lists(texts, [])) == lists
+    assert list(table_frame.shared_lists(texts, [])) == lists
