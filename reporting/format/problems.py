@@ -149,11 +149,11 @@ class Mapped:
     gives the pages it is done with back to the system (``release``): a million cases' file, a gigabyte, is then
     not held beside the table made of it. ``view``: the bytes, as a memoryview."""
 
-    def __init__(self, size: int) -> None:
-        self._map = mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE)  # (shared, it would stay in memory)
-        self.view = memoryview(self._map)[:size]
+    def __init__(self, info: os.stat_result) -> None:
+        self.stat = info  # the file's, when it was opened
+        self._map = mmap.mmap(-1, max(info.st_size, 1), flags=mmap.MAP_PRIVATE)  # (shared, it would stay in memory)
+        self.view = memoryview(self._map)[: info.st_size]
         self._released = 0
-        self.stat: Optional[os.stat_result] = None  # the file's, when it was opened
 
     def release(self, upto: int) -> None:
         """Give back the whole pages before byte ``upto``; their bytes read as zeros afterwards."""
@@ -169,8 +169,7 @@ def read_file_mapped(path: Union[str, os.PathLike], limit: Optional[int] = None)
     limit = MAX_FILE_BYTES if limit is None else limit
     fd, info = _open_checked(path, limit, True)
     try:
-        mapped = Mapped(info.st_size)
-        mapped.stat = info
+        mapped = Mapped(info)
         view, got = mapped.view, 0
         while got < len(view):
             count = os.readv(fd, [view[got : got + (1 << 30)]])

@@ -121,18 +121,19 @@ def _columnar(source: Source, box: list[Any], label: str) -> Optional[ColumnarRu
     data = box[0]
     if data.lstrip()[:1] != b"{":
         return None
-    read = _same_file(source, len(data)) if len(data) >= MAPPED_FROM else None
+    path = source if isinstance(source, (str, os.PathLike)) else None
+    read = _same_file(path, len(data)) if path is not None and len(data) >= MAPPED_FROM else None
     del data
-    if read is not None and isinstance(source, (str, os.PathLike)):
+    if path is not None and read is not None:
         # A large regular file read again into memory the reader gives back as it goes (``Mapped``), these bytes
         # let go first. Read from the file it was (same device, inode, size and time): else the caller reads it
         # again for the per-record reader, as when the columnar reader hands a run back.
         box.clear()
         try:
-            mapped = read_file_mapped(source)
+            mapped = read_file_mapped(path)
         except (OSError, FileTooLarge):
             return None
-        if mapped is None or mapped.stat is None or _identity(mapped.stat) != read:
+        if mapped is None or _identity(mapped.stat) != read:
             return None
         box.append(mapped)
         del mapped
@@ -146,13 +147,11 @@ def _identity(info: os.stat_result) -> tuple[int, ...]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def _same_file(source: Source, size: int) -> Optional[tuple[int, ...]]:
-    """The identity of the regular file ``source`` names if it holds the ``size`` bytes just read from it; None for
-    bytes or a stream given, a pipe, a FIFO, or a file that changed (its bytes already read are then kept)."""
-    if not isinstance(source, (str, os.PathLike)):
-        return None
+def _same_file(path: Union[str, os.PathLike], size: int) -> Optional[tuple[int, ...]]:
+    """The identity of the regular file at ``path`` if it holds the ``size`` bytes just read from it; None for a
+    pipe, a FIFO, or a file that changed (its bytes already read are then kept)."""
     try:
-        info = os.stat(source)
+        info = os.stat(path)
     except OSError:
         return None
     return _identity(info) if stat.S_ISREG(info.st_mode) and info.st_size == size else None
