@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Optional
 
+from reporting._memory import use_system_pool
 from reporting._version import __version__
 from reporting.commands import DEFAULT_MIN_CASES, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, GATES, BadInput, _err
 from reporting.commands.dashboard_auth import add_dashboard_auth_options
@@ -331,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    use_system_pool()
     func: Callable[[argparse.Namespace], int] = args.func
     if getattr(args, "max_file_mb", None) is not None:
         if args.max_file_mb <= 0:

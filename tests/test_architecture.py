@@ -14,7 +14,7 @@ PACKAGE = ROOT / "reporting"
 HEAVY = ("pandas", "sklearn", "plotly", "streamlit", "scipy", "pydantic", "jinja2")  # what `--help` must not import
 
 LAYERS = [
-    ("base", ["reporting._version", "reporting._gc", "reporting._time", "reporting.textsafe"]),
+    ("base", ["reporting._version", "reporting._gc", "reporting._memory", "reporting._time", "reporting.textsafe"]),
     ("format", ["reporting.format", "reporting.resources"]),  # the run file: RunLens's own format, nothing above
     ("importers", ["reporting.importers"]),  # other tools' files made into RunLens documents
     ("sources", ["reporting.sources"]),  # a run read by its content, whoever wrote it: over format and importers

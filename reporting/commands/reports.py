@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Optional
 
@@ -146,7 +147,7 @@ def default_html_path(source: str) -> str:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from reporting.render.html import generated_at, render_html
+    from reporting.render.html import generated_at, render_html_pieces
 
     run = _load_valid(args.run)
     try:
@@ -161,12 +162,21 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.pdf and output and Path(output).resolve() == Path(args.pdf).resolve():
         raise BadInput("--pdf and -o name the same file: give each its own")
     report = _report(args, run)
-    html = render_html(report, title=args.title, timestamp=stamp)
+    pieces = render_html_pieces(report, title=args.title, timestamp=stamp)
+    # The file is written as it is made (its case data a thousand cases at a time); the printout needs it whole.
+    html = "".join(pieces) if args.pdf else None
     if output:
-        write_atomic(output, html)
+        size = [0]
+
+        def counted(text: Iterable[str]) -> Iterator[str]:
+            for piece in text:
+                size[0] += len(piece)
+                yield piece
+
+        write_atomic(output, counted(pieces if html is None else (html,)))
         errors = f", {report.error_count} not evaluated" if report.error_count else ""
-        _err(f"wrote {shown(output)}: {report.shown} of {report.total} case(s){errors}, {len(html) / 1e6:.1f} MB")
-    if args.pdf:
+        _err(f"wrote {shown(output)}: {report.shown} of {report.total} case(s){errors}, {size[0] / 1e6:.1f} MB")
+    if html is not None:
         from reporting.render.pdf import PdfError, html_to_pdf
 
         try:

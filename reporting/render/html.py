@@ -9,6 +9,8 @@ inserts text with ``textContent``.
 from __future__ import annotations
 
 import json
+import secrets
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -36,6 +38,7 @@ from reporting.render.framework_figures import (
     standing_section,
 )
 from reporting.render.judge_card import judge_validity
+from reporting.render.page_json import DUMPS_KWARGS, dumps_without_line_separators, pieces
 from reporting.render.presentation import (
     COMPARE_METHODOLOGY,
     METHODOLOGY,
@@ -75,12 +78,6 @@ SEARCH_LABELS = {"probe_id": "probe id", "probe_input": "input"}
 FLOAT_DIGITS = 6  # per-case floats in the file (risk, weighted risk, weight)
 
 
-def _dumps_without_line_separators(value: Any, **kwargs: Any) -> str:
-    """``json.dumps`` for ``tojson`` (which then escapes ``<``, ``>``, ``&`` and ``'``), with U+2028 and U+2029 escaped
-    too: a line's end to older script parsers (docs/security.md)."""
-    return json.dumps(value, **kwargs).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(
@@ -98,13 +95,8 @@ def environment() -> Environment:
     env.filters["signed_interval"] = fmt_signed_interval
     env.filters["cell"] = cell_text
     env.filters["tokens"] = unbroken_tokens
-    env.policies["json.dumps_function"] = _dumps_without_line_separators
-    env.policies["json.dumps_kwargs"] = {
-        "sort_keys": False,
-        "ensure_ascii": False,
-        "separators": (",", ":"),
-        "allow_nan": False,
-    }
+    env.policies["json.dumps_function"] = dumps_without_line_separators
+    env.policies["json.dumps_kwargs"] = dict(DUMPS_KWARGS)
     return env
 
 
@@ -154,12 +146,30 @@ def page_data(report: Report) -> dict[str, Any]:
 
 def render_html(report: Report, *, title: Optional[str] = None, timestamp: Optional[str] = None) -> str:
     """The self-contained HTML file of a report (``build_report``); it draws what the report holds."""
+    return "".join(render_html_pieces(report, title=title, timestamp=timestamp))
+
+
+def render_html_pieces(
+    report: Report, *, title: Optional[str] = None, timestamp: Optional[str] = None
+) -> Iterator[str]:
+    """``render_html``'s text in pieces, for a file written as it is made: the page around the report data, then
+    the data's JSON a thousand cases at a time (page_json), never the whole of it one string."""
     with gc_paused():
-        return _render_html(report, title, timestamp)
+        data = page_data(report)
+        marker = f"<!--runlens-report-data-{secrets.token_hex(16)}-->"
+        page = _render_html(report, data, title, timestamp, Markup(marker))  # noqa: S704 - our own comment
+    head, found, tail = page.partition(marker)
+    if not found or marker in tail:  # a report's text is escaped and the marker is new: never, but never guessed
+        raise RuntimeError("the report data's place in the page was not found once")
+    del page
+    yield head
+    yield from pieces(data)
+    yield tail
 
 
-def _render_html(report: Report, title: Optional[str], timestamp: Optional[str]) -> str:
-    data = page_data(report)
+def _render_html(
+    report: Report, data: dict[str, Any], title: Optional[str], timestamp: Optional[str], data_json: Markup
+) -> str:
     obs = data["observability"]
     context = {
         "title": title or f"RunLens report: {report.meta.run_id}",
@@ -177,6 +187,7 @@ def _render_html(report: Report, title: Optional[str], timestamp: Optional[str])
         "methodology": METHODOLOGY,
         "figures": figures_json(report),
         "data": data,
+        "data_json": data_json,
         "rubrics": data["rubrics"],
         "plotly_js": _trusted_plotly_js(),
         "scatter_cap": HTML_SCATTER_CAP,

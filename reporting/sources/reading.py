@@ -15,6 +15,7 @@ import stat
 from typing import Any, BinaryIO, Optional, Union
 
 from reporting._gc import gc_paused
+from reporting._memory import give_back
 from reporting.format.columnar import read_document
 from reporting.format.columnar_checks import ColumnarRun
 from reporting.format.columnar_parquet import read_parquet_run
@@ -138,6 +139,7 @@ def _columnar(source: Source, box: list[Any], label: str) -> Optional[ColumnarRu
         box.append(mapped)
         del mapped
     fast = read_document(box, label)
+    give_back()  # what the parse freed, before the figures are computed over the table
     if fast is None and box and isinstance(box[0], Mapped):
         box.clear()  # (pages it gave back read as zeros: the caller reads the file again)
     return fast

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from reporting._memory import use_system_pool
 from reporting.textsafe import printable
 from reporting.ui.fleet_page import fleet_page
 from reporting.ui.frameworks_page import frameworks_page
@@ -38,6 +39,7 @@ PAGES = (
 def run_app() -> None:
     """The router: sidebar and loading first, then the page chosen in the navigation."""
     st.set_page_config(page_title="RunLens", layout="wide")
+    use_system_pool()  # Arrow's freed memory reusable by the rest of the app (reporting/_memory.py)
     from reporting.ui.auth import gate
 
     if not gate():  # sign-in (dashboard --auth): nothing is loaded or drawn for someone not signed in with a role

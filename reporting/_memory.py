@@ -1,0 +1,35 @@
+"""Arrow's memory from the C library's allocator, given back when a large read is done.
+
+Arrow's own default pool (mimalloc in the Linux wheels) keeps what it freed for its next allocations, where
+Python's objects cannot use it: a million-case run's recompute peaked at 2.2 GB with it and at 2.0 GB with the
+system allocator, whose freed memory Python's objects reuse and which ``release_unused`` trims
+(bench/RESULTS.md). A pool the user names in ``ARROW_DEFAULT_MEMORY_POOL`` is kept.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
+
+
+def use_system_pool() -> None:
+    """Arrow allocates with the C library's malloc from now on (before pyarrow is imported: every pool of the
+    process; after: pyarrow's default), unless the user chose a pool."""
+    if POOL_VARIABLE in os.environ:
+        return
+    if "pyarrow" in sys.modules:
+        import pyarrow as pa
+
+        pa.set_memory_pool(pa.system_memory_pool())
+    else:
+        os.environ[POOL_VARIABLE] = "system"
+
+
+def give_back() -> None:
+    """Memory Arrow freed, returned to the system (after a large read, before the figures are computed)."""
+    if "pyarrow" in sys.modules:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
