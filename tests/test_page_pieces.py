@@ -117,3 +117,22 @@ def test_the_command_line_allocates_arrow_memory_with_malloc(before, chosen, exp
     done = subprocess.run([sys.executable, "-c", script, str(RUN)], capture_output=True, text=True, env=env, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].split() == ["0", expected]
+
+
+def test_a_failure_while_making_the_page_is_not_blamed_on_the_output(tmp_path, monkeypatch, capsys):
+    """The page is made before the output's temporary file is opened: an error reading a resource is an internal
+    error (exit 1), not "cannot write" the output (exit 2), and no temporary file is made for it."""
+    out = tmp_path / "r.html"
+    out.write_text("the earlier report")
+    made = []
+
+    def unreadable():
+        made.append(sorted(p.name for p in tmp_path.iterdir()))
+        raise PermissionError(13, "Permission denied", "/usr/lib/plotly.min.js")
+
+    monkeypatch.setattr(html, "_trusted_plotly_js", unreadable)
+    assert main(["export", str(RUN), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "internal error: PermissionError" in err and "cannot write" not in err
+    assert made == [["r.html"]]  # no temporary file while the page was made
+    assert out.read_text() == "the earlier report" and [p.name for p in tmp_path.iterdir()] == ["r.html"]

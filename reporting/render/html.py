@@ -12,6 +12,7 @@ import json
 import secrets
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import chain
 from typing import Any, Optional
 
 import plotly.io as pio
@@ -153,7 +154,8 @@ def render_html_pieces(
     report: Report, *, title: Optional[str] = None, timestamp: Optional[str] = None
 ) -> Iterator[str]:
     """``render_html``'s text in pieces, for a file written as it is made: the page around the report data, then
-    the data's JSON a thousand cases at a time (page_json), never the whole of it one string."""
+    the data's JSON a thousand cases at a time (page_json), never the whole of it one string. The page is made
+    here, before the first piece is asked for: only the data's encoding is left to the writer's loop."""
     with gc_paused():
         data = page_data(report)
         marker = f"<!--runlens-report-data-{secrets.token_hex(16)}-->"
@@ -162,9 +164,7 @@ def render_html_pieces(
     if not found or marker in tail:  # a report's text is escaped and the marker is new: never, but never guessed
         raise RuntimeError("the report data's place in the page was not found once")
     del page
-    yield head
-    yield from pieces(data)
-    yield tail
+    return chain((head,), pieces(data), (tail,))
 
 
 def _render_html(
