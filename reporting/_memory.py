@@ -1,8 +1,8 @@
 """Arrow's memory from the C library's allocator, given back when a large read is done.
 
 Arrow's own default pool (mimalloc in the Linux wheels) keeps what it freed for its next allocations, where
-Python's objects cannot use it: a million-case run's recompute peaked at 2.2 GB with it and at 2.0 GB with the
-system allocator, whose freed memory Python's objects reuse and which ``release_unused`` trims
+Python's objects cannot use it: an imported garak run of a million cases peaked at 2.1 GB in `recompute` with it
+and at 1.9 GB with the system allocator, whose freed memory Python's objects reuse and which ``release_unused`` trims
 (bench/RESULTS.md). A pool the user names in ``ARROW_DEFAULT_MEMORY_POOL`` is kept.
 """
 

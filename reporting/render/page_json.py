@@ -30,12 +30,11 @@ def dumps_without_line_separators(value: Any, **kwargs: Any) -> str:
 
 def script_safe(text: str) -> str:
     """JSON text with what ``tojson`` escapes escaped (each a character of its own, so pieces escape alike)."""
-    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027")
 
 
 def _encoded(value: Any) -> str:
-    return script_safe(json.dumps(value, **DUMPS_KWARGS))
+    return script_safe(dumps_without_line_separators(value, **DUMPS_KWARGS))
 
 
 def pieces(value: Any, depth: int = 0) -> Iterator[str]:
