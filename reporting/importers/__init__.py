@@ -202,6 +202,13 @@ def garak_side_file(data: bytes, label: str) -> Optional[Problem]:
     return Problem(label, "$", f"{what}; read the report garak wrote beside it ({stem}.report.jsonl)")
 
 
+def surely_runlens(head: bytes, label: str) -> bool:
+    """Whether a file that opens with ``head`` (8 KB of it, or the whole file) is read by ``import_document`` as no
+    other tool's: it opens with a RunLens document's first key (``_detect`` reads no further) and is not taken for
+    garak's AVID export (``garak_side_file`` reads its first 4 KB)."""
+    return _RUNLENS_FIRST_KEY.match(head) is not None and garak_side_file(head, label) is None
+
+
 def import_document(
     data: bytes, label: str, model: Optional[str] = None
 ) -> Optional[tuple[Optional[dict[str, Any]], list[str], list[Problem]]]:

@@ -32,7 +32,7 @@ from reporting.format.problems import (
 from reporting.format.reading import LoadResult, load_document, run_of_document
 from reporting.format.schema import RunReport
 from reporting.format.table_run import run_of_table
-from reporting.importers import import_document
+from reporting.importers import import_document, surely_runlens
 
 MAPPED_FROM = 64 << 20  # bytes of a run file from which the columnar reader gives its bytes back as it goes
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
@@ -68,6 +68,12 @@ def load_run(source: Source, name: Optional[str] = None, model: Optional[str] = 
 
 
 def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) -> LoadResult:
+    tried = False  # the columnar reader read the file and handed the run back: the per-record reader's
+    if isinstance(source, (str, os.PathLike)):
+        label = name or str(source)
+        tried, fast = _large_document(source, label)
+        if fast is not None:
+            return LoadResult(label, run_of_table(fast), [], fast.cases)
     try:
         label, data = _read_source(source, name)
     except (OSError, FileTooLarge) as exc:
@@ -89,7 +95,7 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
         # given are kept here, the per-record reader's should it need them.
         box, kept = [data], (None if isinstance(source, (str, os.PathLike)) else data)
         del data
-        fast = _columnar(source, box, label)
+        fast = None if tried else _columnar(source, box, label)
         if fast is not None:
             return LoadResult(label, run_of_table(fast), [], fast.cases)
         if not box and kept is not None:
@@ -111,13 +117,55 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
     return run_of_document(label, header, document["cases"], problems)
 
 
+LINES_SUFFIXES = (".jsonl", ".ndjson")
+HEAD = 8192  # bytes of a file that tell a RunLens document (surely_runlens)
+
+
+def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Optional[ColumnarRun]]:
+    """A large RunLens document named by its path (``MAPPED_FROM`` bytes or more, a regular file whose first bytes
+    say no other tool's reader takes it: ``surely_runlens``), read once, into memory the columnar reader gives back
+    as it goes (``Mapped``), never first as bytes for the other tools' readers. Whether the columnar reader read
+    it, and the run: ``(True, None)`` when it handed the run back (the per-record reader's); ``(False, None)``: the
+    file is read as any other. What is told is what was read: the head read first only says whether to try."""
+    if label.lower().endswith(LINES_SUFFIXES):
+        return False, None  # JSON Lines by the name, as the per-record reader tells them
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False, None
+    try:
+        info = os.fstat(fd)
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_size < MAPPED_FROM
+            or not surely_runlens(os.pread(fd, HEAD, 0), label)
+        ):
+            return False, None
+    except OSError:
+        return False, None
+    finally:
+        os.close(fd)
+    try:
+        mapped = read_file_mapped(path)
+    except (OSError, FileTooLarge):
+        return False, None
+    if mapped is None or len(mapped.view) < MAPPED_FROM or not surely_runlens(bytes(mapped.view[:HEAD]), label):
+        return False, None
+    box: list[Union[bytes, Mapped]] = [mapped]
+    del mapped
+    fast = read_document(box, label)
+    box.clear()
+    give_back()
+    return True, fast
+
+
 def _columnar(source: Source, box: list[Any], label: str) -> Optional[ColumnarRun]:
     """The run as the columnar reader reads it (a table, no object per case), or None: it reads only what it can
     vouch for and what its table keeps whole (not a limit's nulls, an empty conversation, nor a judge's whole-number
     score, which the table holds as a float: the reader hands such a run back; a conversation is kept whole), and
     the per-record reader reads (and names the problems of) the rest. ``box``: the file's bytes, which a document's
     reader takes out and lets go (the box is then empty)."""
-    if label.lower().endswith((".jsonl", ".ndjson")):
+    if label.lower().endswith(LINES_SUFFIXES):
         return None  # JSON Lines by the name, as the per-record reader tells them (a document so named is lines)
     data = box[0]
     if data.lstrip()[:1] != b"{":

@@ -1,0 +1,125 @@
+"""A large RunLens document named by its path is read once (``sources.reading._large_document``): straight into
+memory the columnar reader gives back as it goes, never first as bytes for the other tools' readers, when its first
+bytes say no other tool's reader takes it; the run, the problems and every other file as before."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import reporting
+from reporting.format import columnar, problems
+from reporting.sources import reading
+from tests.test_columnar import BASE, INVALID, per_record
+
+GARAK = Path(__file__).resolve().parent / "fixtures" / "garak" / "peers_repeat_small.report.jsonl"
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Every file large (``MAPPED_FROM`` 0), seven cases a chunk; the whole reads of a file counted by kind."""
+    monkeypatch.setattr(reading, "MAPPED_FROM", 0)
+    monkeypatch.setattr(columnar, "CHUNK", 7)
+    reads = {"bytes": 0, "mapped": 0}
+    as_bytes, as_mapped = reading.read_file_bytes, reading.read_file_mapped
+
+    def read_bytes(*args, **kwargs):
+        reads["bytes"] += 1
+        return as_bytes(*args, **kwargs)
+
+    def read_mapped(*args, **kwargs):
+        reads["mapped"] += 1
+        return as_mapped(*args, **kwargs)
+
+    monkeypatch.setattr(reading, "read_file_bytes", read_bytes)
+    monkeypatch.setattr(reading, "read_file_mapped", read_mapped)
+    return reads
+
+
+def _alike(a, b):
+    assert [str(p) for p in a.problems] == [str(p) for p in b.problems]
+    assert (a.run is None) == (b.run is None)
+    if a.run is not None:
+        assert a.run.model_dump() == b.run.model_dump()
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+def test_a_large_runlens_document_is_read_once(tmp_path, counted, indent):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(BASE, indent=indent))
+    read = reporting.load_run(str(path))
+    assert counted == {"bytes": 0, "mapped": 1}
+    assert type(read.run.cases) is not list  # the columnar reader's table
+    _alike(read, reporting.load_run(path.read_bytes(), name=str(path)))
+
+
+@pytest.mark.parametrize("name", list(INVALID))
+def test_a_run_handed_back_is_read_twice_and_named_as_before(tmp_path, counted, name):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(INVALID[name](BASE)))
+    read = reporting.load_run(str(path))
+    handed_back = read.run is None or type(read.run.cases) is list
+    assert counted == {"bytes": int(handed_back), "mapped": 1}  # the columnar reader once, the per-record reader
+    assert [str(p) for p in read.problems] == [str(p) for p in per_record(path).problems]
+
+
+def test_what_is_told_is_what_was_read(tmp_path, counted, monkeypatch):
+    """The head read first only says whether to try: a file replaced before the one read is told by what that
+    read finds, another tool's file read as that tool's, a RunLens document read whole as it is now."""
+    path = tmp_path / "run.json"
+    mapped = problems.read_file_mapped
+    for replacement, expected in ((GARAK.read_bytes(), "garak"), (None, 30)):
+        path.write_text(json.dumps(BASE))
+        if replacement is None:
+            other = json.loads(json.dumps(BASE))
+            other["cases"] = other["cases"][:30]
+            replacement = json.dumps(other).encode()
+
+        def replaced_first(where, limit=None, now=replacement):
+            (tmp_path / "new.json").write_bytes(now)
+            os.replace(tmp_path / "new.json", path)
+            return mapped(where, limit)
+
+        monkeypatch.setattr(reading, "read_file_mapped", replaced_first)
+        read = reporting.load_run(str(path))
+        assert read.ok, read.problems
+        if expected == "garak":
+            _alike(read, reporting.load_run(GARAK.read_bytes(), name=str(path)))
+            assert read.run.run.source.tool == "garak"
+        else:
+            assert len(read.run.cases) == 30 and type(read.run.cases) is not list
+
+
+def test_other_files_are_read_as_before(tmp_path, counted):
+    """Another tool's file, a document that opens with another key, one whose head looks like garak's AVID export,
+    and one named as JSON Lines: none read the new way, each read as its bytes are."""
+    document = json.dumps(BASE)
+    avid = json.loads(document)
+    avid["run"]["config"] = {"data_type": "AVID"}
+    later_key = {"aggregate_metrics": None, **{k: v for k, v in BASE.items() if k != "aggregate_metrics"}}
+    files = {
+        "garak.report.jsonl": GARAK.read_bytes(),
+        "later.json": json.dumps(later_key).encode(),
+        "avid.json": json.dumps({"schema_version": 1, "run": avid["run"], "cases": avid["cases"]}).encode(),
+        "lines.jsonl": b"\n".join(json.dumps(case).encode() for case in BASE["cases"]),
+    }
+    for name, data in files.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        before = dict(counted)
+        read = reporting.load_run(str(path))
+        assert counted["bytes"] == before["bytes"] + 1, name  # read first as bytes, as every file was
+        _alike(read, reporting.load_run(data, name=str(path)))
+    assert "AVID" in str(reporting.load_run(str(tmp_path / "avid.json")).problems)
+
+
+def test_a_small_file_or_a_fifo_is_not_read_the_new_way(tmp_path, monkeypatch):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(BASE))
+    monkeypatch.setattr(reading, "MAPPED_FROM", path.stat().st_size + 1)
+    assert reading._large_document(str(path), str(path)) == (False, None)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(reading, "MAPPED_FROM", 0)
+    assert reading._large_document(str(fifo), str(fifo)) == (False, None)  # (opened without blocking: no hang)
