@@ -123,3 +123,11 @@ def test_a_small_file_or_a_fifo_is_not_read_the_new_way(tmp_path, monkeypatch):
     os.mkfifo(fifo)
     monkeypatch.setattr(reading, "MAPPED_FROM", 0)
     assert reading._large_document(str(fifo), str(fifo)) == (False, None)  # (opened without blocking: no hang)
+
+
+@pytest.mark.parametrize("name", ["run\x00.json", "run\ud800.json"], ids=["NUL", "lone surrogate"])
+def test_a_path_no_file_can_have_is_a_problem_not_an_exception(tmp_path, name):
+    """From a caller of the API (argv cannot carry these): a problem naming the file, never an exception."""
+    read = reporting.load_run(str(tmp_path / name))
+    assert read.run is None and len(read.problems) == 1
+    assert "no file name can" in read.problems[0].message

@@ -79,6 +79,9 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
     except (OSError, FileTooLarge) as exc:
         label = name or str(source)
         return LoadResult(label, None, [unreadable(label, exc)])
+    except ValueError:  # a path no file can have, from a caller of the API (argv cannot carry these)
+        label = name or str(source)
+        return LoadResult(label, None, [Problem(label, "$", NO_FILE_NAME)])
     if not data or data.isspace():  # (not data.strip(): a copy of the whole file when it ends in a newline)
         return LoadResult(label, None, [Problem(label, "$", "the file is empty")])
     imported: Optional[tuple[Optional[dict[str, Any]], list[str], list[Problem]]]
@@ -118,6 +121,7 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
 
 
 LINES_SUFFIXES = (".jsonl", ".ndjson")
+NO_FILE_NAME = "cannot read the file: its name holds a NUL byte or a lone surrogate, which no file name can"
 HEAD = 8192  # bytes of a file that tell a RunLens document (surely_runlens)
 
 
@@ -131,7 +135,7 @@ def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Op
         return False, None  # JSON Lines by the name, as the per-record reader tells them
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+    except (OSError, ValueError):  # (a name no file can have: read as any other, which says so)
         return False, None
     try:
         info = os.fstat(fd)
