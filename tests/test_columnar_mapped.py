@@ -134,7 +134,7 @@ def test_a_file_replaced_between_the_two_reads_is_read_again_as_it_is_now(tmp_pa
     """The second read is of the file the first one read (device, inode, size, time); replaced meanwhile, the file
     is read again as it is now by the per-record reader, never half of one and half of the other."""
     monkeypatch.setattr(reading, "MAPPED_FROM", 0)
-    monkeypatch.setattr(reading, "surely_runlens", lambda head, label: False)  # (read first as bytes: two reads)
+    monkeypatch.setattr(reading, "surely_runlens", lambda head: False)  # (read first as bytes: two reads)
     path = tmp_path / "run.json"
     path.write_text(json.dumps(BASE))
     other = json.loads(json.dumps(BASE))

@@ -92,16 +92,13 @@ def test_what_is_told_is_what_was_read(tmp_path, counted, monkeypatch):
 
 
 def test_other_files_are_read_as_before(tmp_path, counted):
-    """Another tool's file, a document that opens with another key, one whose head looks like garak's AVID export,
-    and one named as JSON Lines: none read the new way, each read as its bytes are."""
-    document = json.dumps(BASE)
-    avid = json.loads(document)
-    avid["run"]["config"] = {"data_type": "AVID"}
+    """Another tool's file, garak's AVID export, a document that opens with another key, and one named as JSON
+    Lines: none read the new way, each read as its bytes are."""
     later_key = {"aggregate_metrics": None, **{k: v for k, v in BASE.items() if k != "aggregate_metrics"}}
     files = {
         "garak.report.jsonl": GARAK.read_bytes(),
+        "garak.avid.json": GARAK.with_suffix("").with_suffix(".avid.jsonl").read_bytes(),
         "later.json": json.dumps(later_key).encode(),
-        "avid.json": json.dumps({"schema_version": 1, "run": avid["run"], "cases": avid["cases"]}).encode(),
         "lines.jsonl": b"\n".join(json.dumps(case).encode() for case in BASE["cases"]),
     }
     for name, data in files.items():
@@ -111,7 +108,21 @@ def test_other_files_are_read_as_before(tmp_path, counted):
         read = reporting.load_run(str(path))
         assert counted["bytes"] == before["bytes"] + 1, name  # read first as bytes, as every file was
         _alike(read, reporting.load_run(data, name=str(path)))
-    assert "AVID" in str(reporting.load_run(str(tmp_path / "avid.json")).problems)
+    assert "a garak AVID export" in str(reporting.load_run(str(tmp_path / "garak.avid.json")).problems)
+
+
+@pytest.mark.parametrize("large", [True, False])
+def test_a_runlens_document_that_names_avid_is_a_run(tmp_path, monkeypatch, large):
+    """A run whose first 4 KB hold ``"data_type"`` and ``"AVID"`` (its config, say) is a run, not garak's AVID
+    export (it was refused as one), by its path large or small and from its bytes."""
+    monkeypatch.setattr(reading, "MAPPED_FROM", 0 if large else 1 << 40)
+    document = json.loads(json.dumps(BASE))
+    document["run"]["config"] = {"data_type": "AVID"}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"schema_version": document.pop("schema_version"), **document}))
+    for read in (reporting.load_run(str(path)), reporting.load_run(path.read_bytes(), name=str(path))):
+        assert read.ok, read.problems
+        assert len(read.run.cases) == len(BASE["cases"]) and read.run.run.config == {"data_type": "AVID"}
 
 
 def test_a_small_file_or_a_fifo_is_not_read_the_new_way(tmp_path, monkeypatch):

@@ -192,7 +192,7 @@ def run_models(data: bytes) -> list[str]:
 def garak_side_file(data: bytes, label: str) -> Optional[Problem]:
     """garak's AVID export is not a run: a problem saying so and naming the file to read instead."""
     head = data.lstrip()[:4096]
-    if not head.startswith(b"{"):
+    if not head.startswith(b"{") or _RUNLENS_FIRST_KEY.match(head):  # (a RunLens document's config may name AVID)
         return None
     stem = label.rsplit("/", 1)[-1].split(".")[0]
     if b'"data_type"' in head and b'"AVID"' in head:
@@ -202,11 +202,10 @@ def garak_side_file(data: bytes, label: str) -> Optional[Problem]:
     return Problem(label, "$", f"{what}; read the report garak wrote beside it ({stem}.report.jsonl)")
 
 
-def surely_runlens(head: bytes, label: str) -> bool:
+def surely_runlens(head: bytes) -> bool:
     """Whether a file that opens with ``head`` (8 KB of it, or the whole file) is read by ``import_document`` as no
-    other tool's: it opens with a RunLens document's first key (``_detect`` reads no further) and is not taken for
-    garak's AVID export (``garak_side_file`` reads its first 4 KB)."""
-    return _RUNLENS_FIRST_KEY.match(head) is not None and garak_side_file(head, label) is None
+    other tool's: it opens with a RunLens document's first key (``_detect`` and ``garak_side_file`` read no further)."""
+    return _RUNLENS_FIRST_KEY.match(head) is not None
 
 
 def import_document(

@@ -139,11 +139,7 @@ def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Op
         return False, None
     try:
         info = os.fstat(fd)
-        if (
-            not stat.S_ISREG(info.st_mode)
-            or info.st_size < MAPPED_FROM
-            or not surely_runlens(os.pread(fd, HEAD, 0), label)
-        ):
+        if not stat.S_ISREG(info.st_mode) or info.st_size < MAPPED_FROM or not surely_runlens(os.pread(fd, HEAD, 0)):
             return False, None
     except OSError:
         return False, None
@@ -153,7 +149,7 @@ def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Op
         mapped = read_file_mapped(path)
     except (OSError, FileTooLarge):
         return False, None
-    if mapped is None or len(mapped.view) < MAPPED_FROM or not surely_runlens(bytes(mapped.view[:HEAD]), label):
+    if mapped is None or len(mapped.view) < MAPPED_FROM or not surely_runlens(bytes(mapped.view[:HEAD])):
         return False, None
     box: list[Union[bytes, Mapped]] = [mapped]
     del mapped
