@@ -142,3 +142,31 @@ def test_a_path_no_file_can_have_is_a_problem_not_an_exception(tmp_path, name):
     read = reporting.load_run(str(tmp_path / name))
     assert read.run is None and len(read.problems) == 1
     assert "no file name can" in read.problems[0].message
+
+
+def test_the_dashboard_reads_a_runs_folder_file_by_its_path(tmp_path, counted, monkeypatch):
+    """A run of the runs folder is read by its path: a large RunLens document once, never as bytes first."""
+    from streamlit.testing.v1 import AppTest
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    document = json.loads(json.dumps(BASE))
+    document["run"]["run_id"] = f"read-once-{os.getpid()}-{id(tmp_path)}"  # (a content no other test cached)
+    (folder / "run.json").write_text(json.dumps(document))
+    monkeypatch.setenv("REPORTING_RUNS_DIR", str(folder))
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120).run()
+    assert not at.exception and not at.error
+    showing = [str(t.value) for t in at.sidebar.text if str(t.value).startswith("Showing")]
+    assert showing == [f"Showing {len(BASE['cases'])} of {len(BASE['cases'])} cases"]
+    assert counted == {"bytes": 0, "mapped": 1}
+
+
+def test_the_dashboard_never_reads_a_fifo_put_in_place_of_a_run(tmp_path):
+    """Between the folder's scan and the load, a run replaced by a FIFO: a problem naming it, no hang."""
+    from reporting.ui.state import read_run_data
+
+    fifo = tmp_path / "run.json"
+    os.mkfifo(fifo)
+    data = read_run_data("run.json", lambda: b"", None, fifo)
+    assert data.result.run is None
+    assert [str(p) for p in data.result.problems] == ["run.json: $: cannot read the file: not a regular file (a FIFO)"]

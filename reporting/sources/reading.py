@@ -38,10 +38,10 @@ MAPPED_FROM = 64 << 20  # bytes of a run file from which the columnar reader giv
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
 
 
-def _read_source(source: Source, name: Optional[str]) -> tuple[str, bytes]:
+def _read_source(source: Source, name: Optional[str], regular_only: bool = False) -> tuple[str, bytes]:
     if isinstance(source, (str, os.PathLike)):
         label = name or str(source)
-        return label, read_file_bytes(source)  # OSError and FileTooLarge handled by the caller
+        return label, read_file_bytes(source, regular_only=regular_only)  # OSError, FileTooLarge: the caller's
     if isinstance(source, (bytes, bytearray)):
         return name or "<bytes>", bytes(source)
     if hasattr(source, "read"):
@@ -55,19 +55,24 @@ def _read_source(source: Source, name: Optional[str]) -> tuple[str, bytes]:
     raise TypeError(f"read_run expects a path, bytes or a file object, got {type(source).__name__}")
 
 
-def load_run(source: Source, name: Optional[str] = None, model: Optional[str] = None) -> LoadResult:
+def load_run(
+    source: Source, name: Optional[str] = None, model: Optional[str] = None, *, regular_only: bool = False
+) -> LoadResult:
     """Read a run report leniently: the valid cases plus every problem found.
 
     ``source`` is a path, bytes or a binary/text file object. ``name`` overrides the
     label used in messages and for deriving a missing ``run_id``. Accepts a report
     object, a bare array of cases, or JSON Lines with one case per line; or another tool's file
-    (``reporting.importers``), where ``model`` picks the run of a file that holds several.
+    (``reporting.importers``), where ``model`` picks the run of a file that holds several. ``regular_only``: a
+    path that is not a regular file (a FIFO, a device) is a problem, never read (the dashboard's runs folder).
     """
     with gc_paused():
-        return _load_run(source, name, model)
+        return _load_run(source, name, model, regular_only)
 
 
-def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) -> LoadResult:
+def _load_run(
+    source: Source, name: Optional[str], model: Optional[str] = None, regular_only: bool = False
+) -> LoadResult:
     tried = False  # the columnar reader read the file and handed the run back: the per-record reader's
     if isinstance(source, (str, os.PathLike)):
         label = name or str(source)
@@ -75,7 +80,7 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
         if fast is not None:
             return LoadResult(label, run_of_table(fast), [], fast.cases)
     try:
-        label, data = _read_source(source, name)
+        label, data = _read_source(source, name, regular_only)
     except (OSError, FileTooLarge) as exc:
         label = name or str(source)
         return LoadResult(label, None, [unreadable(label, exc)])
@@ -105,7 +110,7 @@ def _load_run(source: Source, name: Optional[str], model: Optional[str] = None) 
             box.append(kept)
         elif not box:  # (the file may have changed since: what is read now is what the per-record reader reads)
             try:
-                label, again = _read_source(source, name)
+                label, again = _read_source(source, name, regular_only)
             except (OSError, FileTooLarge) as exc:
                 return LoadResult(label, None, [unreadable(label, exc)])
             box.append(again)

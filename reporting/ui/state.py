@@ -57,8 +57,10 @@ def file_digest(path: str, mtime_ns: int, size: int) -> str:
 # cache_resource, not cache_data: a run of 100k cases would otherwise be pickled and copied on
 # every rerun. The cached objects are treated as read-only by every page.
 @st.cache_resource(max_entries=8, show_spinner="Loading and recomputing the run...")
-def load_cached(digest: str, label: str, model: Optional[str], _read: Callable[[], bytes]) -> RunData:
-    return read_run_data(label, _read, model)
+def load_cached(
+    digest: str, label: str, model: Optional[str], _read: Callable[[], bytes], _path: Optional[Path] = None
+) -> RunData:
+    return read_run_data(label, _read, model, _path)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -91,8 +93,17 @@ def _regular_head(path: Path, size: int) -> Optional[bytes]:
         os.close(fd)
 
 
-def read_run_data(label: str, read: Callable[[], bytes], model: Optional[str] = None) -> RunData:
-    """A run as the dashboard holds it; any failure becomes a problem of that file, never an exception."""
+def read_run_data(
+    label: str, read: Callable[[], bytes], model: Optional[str] = None, path: Optional[Path] = None
+) -> RunData:
+    """A run as the dashboard holds it; any failure becomes a problem of that file, never an exception. A file of
+    the runs folder (``path``) is read by its path, a regular file only, as ``read`` reads it: a large RunLens
+    document then once, into memory given back as the cases are read (``reporting.sources.reading``)."""
+    if path is not None:
+        try:
+            return make_run_data(load_run(path, name=label, model=model, regular_only=True))
+        except Exception as exc:  # noqa: BLE001 - one bad file must not take the dashboard down
+            return make_run_data(LoadResult(label, None, [_not_computed(label, exc)]))
     try:
         data = read()
     except (OSError, FileTooLarge) as exc:
@@ -100,8 +111,11 @@ def read_run_data(label: str, read: Callable[[], bytes], model: Optional[str] = 
     try:
         return make_run_data(load_run(data, name=label, model=model))
     except Exception as exc:  # noqa: BLE001 - one bad file must not take the dashboard down
-        problem = Problem(label, "$", f"could not be read or computed: {type(exc).__name__}: {str(exc)[:200]}")
-        return make_run_data(LoadResult(label, None, [problem]))
+        return make_run_data(LoadResult(label, None, [_not_computed(label, exc)]))
+
+
+def _not_computed(label: str, exc: Exception) -> Problem:
+    return Problem(label, "$", f"could not be read or computed: {type(exc).__name__}: {str(exc)[:200]}")
 
 
 # Observability is computed only when a page or the download needs it, once per run and filters.
@@ -307,7 +321,7 @@ def build_context() -> Context:
     found, skipped = folder_sources(folder)
     sources = one_per_run(found + upload_sources(uploads))
     watch_folder(folder)  # a run file that appears or grows reruns the app (docs/live.md)
-    runs = [(s, live_data(s) or load_cached(s.digest, s.label, s.model, s.read)) for s in sources]
+    runs = [(s, live_data(s) or load_cached(s.digest, s.label, s.model, s.read, s.path)) for s in sources]
     if not runs:
         return Context(folder, [], None, None, skipped)
     labels = [s.label for s, _ in runs]
