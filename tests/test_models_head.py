@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from reporting.format.problems import regular_file_head
 from reporting.importers.promptfoo import HEAD_DECIDES
 from reporting.ui import state
 
@@ -51,5 +52,5 @@ def test_a_fifo_in_the_folder_does_not_hang_the_page(tmp_path):
 
     fifo = tmp_path / "run.json"
     os.mkfifo(fifo)
-    assert state._regular_head(fifo, 1024) is None
+    assert regular_file_head(fifo, 1024) is None
     assert _models(fifo, lambda: b"{}") == ()

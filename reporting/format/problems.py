@@ -163,6 +163,17 @@ class Mapped:
             self._released = end
 
 
+def regular_file_head(path: Union[str, os.PathLike], size: int) -> Optional[tuple[bytes, os.stat_result]]:
+    """The first ``size`` bytes of a regular file and its stat, opened without blocking (a FIFO put in its place
+    does not hang the caller); None for anything else. ``os.open``'s errors are the caller's."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        return (os.pread(fd, size, 0), info) if stat.S_ISREG(info.st_mode) else None
+    finally:
+        os.close(fd)
+
+
 def read_file_mapped(path: Union[str, os.PathLike], limit: Optional[int] = None) -> Optional[Mapped]:
     """A regular file's bytes as ``Mapped`` (checked and capped as ``read_file_bytes(path, limit, True)``), or
     None when the file grew while it was read (the caller reads it as bytes)."""

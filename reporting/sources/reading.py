@@ -27,6 +27,7 @@ from reporting.format.problems import (
     ReportError,
     read_file_bytes,
     read_file_mapped,
+    regular_file_head,
     unreadable,
 )
 from reporting.format.reading import LoadResult, load_document, run_of_document
@@ -139,17 +140,11 @@ def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Op
     if label.lower().endswith(LINES_SUFFIXES):
         return False, None  # JSON Lines by the name, as the per-record reader tells them
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        found = regular_file_head(path, HEAD)
     except (OSError, ValueError):  # (a name no file can have: read as any other, which says so)
         return False, None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size < MAPPED_FROM or not surely_runlens(os.pread(fd, HEAD, 0)):
-            return False, None
-    except OSError:
+    if found is None or found[1].st_size < MAPPED_FROM or not surely_runlens(found[0]):
         return False, None
-    finally:
-        os.close(fd)
     try:
         mapped = read_file_mapped(path)
     except (OSError, FileTooLarge):

@@ -7,7 +7,6 @@ import argparse
 import functools
 import hashlib
 import os
-import stat
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ import streamlit as st
 from reporting.analysis.filters import Filters
 from reporting.analysis.observability import DEFAULT_EMBEDDING, EMBEDDINGS
 from reporting.format.folders import RUN_SUFFIXES
-from reporting.format.problems import FileTooLarge, Problem, read_file_bytes, unreadable
+from reporting.format.problems import FileTooLarge, Problem, read_file_bytes, regular_file_head, unreadable
 from reporting.format.reading import LoadResult
 from reporting.format.schema import SEVERITIES
 from reporting.report.build import build_report, make_run_data, with_geometry
@@ -71,7 +70,8 @@ def models_cached(digest: str, _read: Callable[[], bytes], _path: Optional[Path]
     from reporting.importers.promptfoo import HEAD_DECIDES, looks_like_promptfoo
 
     try:
-        head = None if _path is None else _regular_head(_path, HEAD_DECIDES + (1 << 16))
+        found = None if _path is None else regular_file_head(_path, HEAD_DECIDES + (1 << 16))
+        head = None if found is None else found[0]
         if head is not None:
             whole, at = len(head) < HEAD_DECIDES + (1 << 16), len(head) - len(head.lstrip())
             if (whole or at + HEAD_DECIDES <= len(head)) and not looks_like_promptfoo(head):
@@ -81,41 +81,23 @@ def models_cached(digest: str, _read: Callable[[], bytes], _path: Optional[Path]
         return ()
 
 
-def _regular_head(path: Path, size: int) -> Optional[bytes]:
-    """The first ``size`` bytes of a regular file, opened without blocking (a FIFO put in its place does not hang
-    the page); None for anything else, which is then read as the loader reads it."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, size)
-    finally:
-        os.close(fd)
-
-
 def read_run_data(
     label: str, read: Callable[[], bytes], model: Optional[str] = None, path: Optional[Path] = None
 ) -> RunData:
     """A run as the dashboard holds it; any failure becomes a problem of that file, never an exception. A file of
     the runs folder (``path``) is read by its path, a regular file only, as ``read`` reads it: a large RunLens
     document then once, into memory given back as the cases are read (``reporting.sources.reading``)."""
-    if path is not None:
+    source: Any = path
+    if path is None:
         try:
-            return make_run_data(load_run(path, name=label, model=model, regular_only=True))
-        except Exception as exc:  # noqa: BLE001 - one bad file must not take the dashboard down
-            return make_run_data(LoadResult(label, None, [_not_computed(label, exc)]))
+            source = read()
+        except (OSError, FileTooLarge) as exc:
+            return make_run_data(LoadResult(label, None, [unreadable(label, exc)]))
     try:
-        data = read()
-    except (OSError, FileTooLarge) as exc:
-        return make_run_data(LoadResult(label, None, [unreadable(label, exc)]))
-    try:
-        return make_run_data(load_run(data, name=label, model=model))
+        return make_run_data(load_run(source, name=label, model=model, regular_only=True))
     except Exception as exc:  # noqa: BLE001 - one bad file must not take the dashboard down
-        return make_run_data(LoadResult(label, None, [_not_computed(label, exc)]))
-
-
-def _not_computed(label: str, exc: Exception) -> Problem:
-    return Problem(label, "$", f"could not be read or computed: {type(exc).__name__}: {str(exc)[:200]}")
+        problem = Problem(label, "$", f"could not be read or computed: {type(exc).__name__}: {str(exc)[:200]}")
+        return make_run_data(LoadResult(label, None, [problem]))
 
 
 # Observability is computed only when a page or the download needs it, once per run and filters.
