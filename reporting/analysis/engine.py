@@ -13,7 +13,10 @@ The figures are derived from the aggregates in ``reporting.analysis.figures`` wi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -101,6 +104,7 @@ FAILURE_MODES = """
 SELECT mode, count(*) AS n FROM (SELECT unnest(detected_failure_modes) AS mode FROM cases WHERE passed IS NOT NULL)
 WHERE mode IS NOT NULL GROUP BY mode ORDER BY n DESC, mode ASC"""
 WORST = f"SELECT pos FROM cases WHERE passed IS NOT NULL ORDER BY {WORST_ORDER}"
+MOST_AT_ONCE = 4  # queries run at once by ``Session.together``
 
 
 def case_table(frame: Any):
@@ -148,29 +152,64 @@ class Session:
             table = table.drop_columns(["pos"])
         table = table.append_column("pos", pa.array(np.arange(table.num_rows, dtype=np.int64)))
         self.connection = duckdb.connect(config={"threads": 1})
+        self.table = table
         self.connection.register("given", table)
         names = table.column_names
         self.columns = tuple(names)
         rest = "* EXCLUDE (run_key)" if "run_key" in names else "*"  # one run: one group, whatever a table says
         self.connection.execute(f"CREATE VIEW cases AS SELECT {rest}, '' AS run_key FROM given")
 
-    def rows(self, sql: str) -> list[dict[str, Any]]:
-        result = self.connection.execute(sql)
+    def rows(self, sql: str, connection: Any = None) -> list[dict[str, Any]]:
+        result = (connection or self.connection).execute(sql)
         names = [d[0] for d in result.description]
         return [dict(zip(names, row)) for row in result.fetchall()]
 
-    def groups(self, group: str) -> list[dict[str, Any]]:
-        return self.rows(query(group, DUCKDB, self.columns))
+    def groups(self, group: str, connection: Any = None) -> list[dict[str, Any]]:
+        return self.rows(query(group, DUCKDB, self.columns), connection)
 
-    def failure_modes(self) -> dict[str, int]:
+    def failure_modes(self, connection: Any = None) -> dict[str, int]:
         if "detected_failure_modes" not in self.columns:
             return {}
-        return {str(r["mode"]): int(r["n"]) for r in self.rows(FAILURE_MODES)}
+        return {str(r["mode"]): int(r["n"]) for r in self.rows(FAILURE_MODES, connection)}
 
-    def worst_positions(self, limit: Optional[int] = None) -> np.ndarray:
+    def worst_positions(self, limit: Optional[int] = None, connection: Any = None) -> np.ndarray:
         sql = WORST if limit is None else f"{WORST} LIMIT {int(limit)}"
-        positions = self.connection.execute(sql).fetchnumpy()["pos"]
+        positions = (connection or self.connection).execute(sql).fetchnumpy()["pos"]
         return np.asarray(positions, dtype=np.int64)
+
+    def together(self, jobs: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:
+        """Each job (called with a connection) on a cursor of its own, as many at once as the machine has cores
+        (up to ``MOST_AT_ONCE``): each query still runs on one thread, so every figure is the one a query alone
+        gives, to the last bit; only the queries overlap."""
+        workers = min(len(jobs), MOST_AT_ONCE, os.cpu_count() or 1)
+        if workers <= 1:
+            return {name: job(self.connection) for name, job in jobs.items()}
+        pending = iter(list(jobs.items()))
+        lock = threading.Lock()
+        found: dict[str, Any] = {}
+
+        def work(cursor: Any) -> None:
+            try:
+                while True:
+                    with lock:
+                        item = next(pending, None)
+                    if item is None:
+                        return
+                    found[item[0]] = item[1](cursor)
+            finally:
+                cursor.close()
+
+        with ThreadPoolExecutor(workers) as pool:
+            for done in [pool.submit(work, self._cursor()) for _ in range(workers)]:
+                done.result()  # a job's error is raised here, after every worker stopped
+        return {name: found[name] for name in jobs}
+
+    def _cursor(self) -> Any:
+        """A connection of its own to the session's database: the view ``cases`` with the table registered again
+        (a registration belongs to one connection)."""
+        cursor = self.connection.cursor()
+        cursor.register("given", self.table)
+        return cursor
 
     def close(self) -> None:
         self.connection.close()

@@ -123,13 +123,29 @@ def _tag_codes(tags: Sequence[Any]) -> Any:
     return codes.astype(np.int64)[by_object]
 
 
-def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, Tally]:
-    """What ``grouped_by_loop`` gives, by whole columns: each column's distinct values named once (a million cases
-    of a dozen categories: a dozen calls, not a million), the groups' counts by ``bincount``."""
+class CaseGroups:
+    """Every case of a set put in its group once (the cases that share tags, plugin and category, named as
+    ``grouped_by_loop`` names them), with its verdict (1 passed, 0 failed, -1 none) and its severity's rank: the
+    tally of any of the cases is then counts over their positions (``tallies``), so a dashboard filter of a
+    million cases costs a ``bincount``, not a grouping again."""
+
+    __slots__ = ("keys", "group", "verdict", "rank")
+
+    def __init__(self, keys: list[Keys], group: Any, verdict: Any, rank: Any) -> None:
+        self.keys, self.group, self.verdict, self.rank = keys, group, verdict, rank
+
+    def __len__(self) -> int:
+        return len(self.group)
+
+
+def case_groups(count, passed, severity, category, plugin, tags, rank) -> CaseGroups:
+    """The cases' groups by whole columns: each column's distinct values named once (a million cases of a dozen
+    categories: a dozen calls, not a million), the groups found by ``unique``. A value that cannot be hashed raises
+    TypeError (``grouped_by_loop`` then decides)."""
     import numpy as np
 
     if count == 0:
-        return {}
+        return CaseGroups([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), None)
     verdict_codes, verdicts = _codes(passed, _verdict)
     code_of: dict[Optional[bool], int] = {None: -1, False: 0, True: 1}
     verdict_of: Any = np.array([code_of[v] for v in verdicts] + [-1], dtype=np.int64)
@@ -145,8 +161,39 @@ def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys,
     for codes in parts:  # renumbered after each column: the combined key stays below the number of cases
         key = np.unique(key * (int(codes.max()) + 1) + codes, return_inverse=True)[1].reshape(-1)
     _, first, group = np.unique(key, return_index=True, return_inverse=True)
-    group = group.reshape(-1)
-    n_groups = len(first)
+    keys: list[Keys] = []
+    named_code: dict[Keys, int] = {}
+    renamed = np.empty(len(first), dtype=np.int64)
+    for g, at in enumerate(first.tolist()):
+        named = (
+            _tag_list(tags[at]) if tags is not None else (),
+            _name(plugin[at]) if plugin is not None else None,
+            _name(category[at]) if category is not None else None,
+        )
+        if named not in named_code:  # values that name the same group ("" and None are no category alike): one
+            named_code[named] = len(keys)
+            keys.append(named)
+        renamed[g] = named_code[named]
+    ranks = None
+    if severity is not None:
+        severity_codes, names = _codes(severity, lambda u: rank.get(normalize_severity(u) or "", -1))
+        ranks = np.array(names + [rank.get(normalize_severity(None) or "", -1)], dtype=np.int64)[severity_codes]
+    return CaseGroups(keys, renamed[group.reshape(-1)], verdict, ranks)
+
+
+def tallies(groups: CaseGroups, positions: Any = None) -> dict[Keys, Tally]:
+    """The tally of each group of the cases at ``positions`` (ascending; None: every case), in the groups' order; a
+    tally's failing cases are their positions, ascending. Groups with none of the cases are left out."""
+    import numpy as np
+
+    if positions is None:
+        group, verdict, at = groups.group, groups.verdict, None
+    else:
+        at = np.asarray(positions, dtype=np.int64)
+        group, verdict = groups.group[at], groups.verdict[at]
+    if not len(group):
+        return {}
+    n_groups = len(groups.keys)
     failed = np.flatnonzero(verdict == 0)
     by_group = {
         "passed": np.bincount(group[verdict == 1], minlength=n_groups),
@@ -154,32 +201,28 @@ def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys,
         "errors": np.bincount(group[verdict == -1], minlength=n_groups),
     }
     worst = np.full(n_groups, -1, dtype=np.int64)
-    if severity is not None and len(failed):
-        severity_codes, names = _codes(severity, lambda u: rank.get(normalize_severity(u) or "", -1))
-        ranks = np.array(names + [rank.get(normalize_severity(None) or "", -1)], dtype=np.int64)[severity_codes]
+    if groups.rank is not None and len(failed):
+        ranks = groups.rank if at is None else groups.rank[at]
         np.maximum.at(worst, group[failed], ranks[failed])
     failing_order = failed[np.argsort(group[failed], kind="stable")]  # by group, each in the cases' order
+    if at is not None:
+        failing_order = at[failing_order]
     bounds = np.cumsum(by_group["failed"])
-    groups: dict[Keys, Tally] = {}
-    for g, at in enumerate(first):
-        i = int(at)
+    found: dict[Keys, Tally] = {}
+    for g, named in enumerate(groups.keys):
         tally = Tally()
         tally.passed, tally.failed, tally.errors = (int(by_group[k][g]) for k in ("passed", "failed", "errors"))
+        if not (tally.passed or tally.failed or tally.errors):
+            continue
         tally.worst = int(worst[g])
         tally.failing = failing_order[bounds[g] - tally.failed : bounds[g]].tolist()
-        named = (
-            _tag_list(tags[i]) if tags is not None else (),
-            _name(plugin[i]) if plugin is not None else None,
-            _name(category[i]) if category is not None else None,
-        )
-        if named in groups:  # values that name the same group ("" and None are no category alike)
-            same = groups[named]
-            failing = sorted(same.failing + tally.failing)
-            same.add(tally)
-            same.failing = failing
-        else:
-            groups[named] = tally
-    return groups
+        found[named] = tally
+    return found
+
+
+def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, Tally]:
+    """What ``grouped_by_loop`` gives, by whole columns (``case_groups``, then ``tallies`` of every case)."""
+    return tallies(case_groups(count, passed, severity, category, plugin, tags, rank))
 
 
 class CaseIds(Sequence):

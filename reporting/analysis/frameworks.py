@@ -27,7 +27,15 @@ from reporting.analysis.framework_maps import (
     builtin_catalog,
     load_catalog,
 )
-from reporting.analysis.framework_tally import Tally, _name, _tag_list, failing_ids, grouped, grouped_by_loop
+from reporting.analysis.framework_tally import (
+    Keys,
+    Tally,
+    _name,
+    _tag_list,
+    failing_ids,
+    grouped,
+    grouped_by_loop,
+)
 from reporting.format.problems import InputError, Problem
 from reporting.format.severity import SEVERITIES
 
@@ -100,8 +108,6 @@ def framework_figures(
     of a known tier) and ``failing_case_ids`` (in the columns' order: a list, or with ``ids_when_read`` a sequence
     whose ids are made as they are read, for a report that shows a count and the first few). Columns are per case,
     all the same length."""
-    from reporting.analysis.figures import proportion
-
     catalog = catalog or builtin_catalog()
     count = len(case_ids)
     for name, column in (
@@ -118,24 +124,39 @@ def framework_figures(
         groups = grouped(count, passed, severity, category, plugin, tags, rank)
     except TypeError:  # a value that cannot be hashed where a name belongs: the loop below tells it as none
         groups = grouped_by_loop(count, passed, severity, category, plugin, tags, rank)
-    tallies: dict[tuple[str, str], Tally] = {}
+    return figures_of_groups(groups, case_ids, catalog, ids_when_read)
+
+
+def figures_of_groups(
+    groups: Mapping[Keys, Tally],
+    case_ids: Sequence[Any],
+    catalog: Catalog,
+    ids_when_read: bool = False,
+    names: Optional[list[Any]] = None,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``framework_figures`` from the tally of each group of cases (``grouped``, or ``tallies`` of some of a run's
+    cases, whose failing positions index ``case_ids``). ``names``: the case ids as one array of text once made
+    (``CaseIds``), kept by a caller that reads the ids of many reports of one run."""
+    from reporting.analysis.figures import proportion
+
+    by_item: dict[tuple[str, str], Tally] = {}
     failing: dict[tuple[str, str], list[list[int]]] = {}
     for key, group in groups.items():
         for framework_id, items in catalog.items_of(*key).items():
             for item_id in items:
                 pair = (framework_id, item_id)
-                tally = tallies.get(pair)
+                tally = by_item.get(pair)
                 if tally is None:
-                    tally = tallies[pair] = Tally()
+                    tally = by_item[pair] = Tally()
                 tally.add(group)
                 if group.failing:
                     failing.setdefault(pair, []).append(group.failing)
     figures: dict[str, dict[str, dict[str, Any]]] = {}
-    names: list[Any] = []  # the case ids as text, made once when a first item has failing cases
+    names = [] if names is None else names  # the case ids as text, made once when first read
     for framework in catalog.frameworks.values():
         rows = figures[framework.id] = {}
         for item in framework.items.values():
-            tally = tallies.get((framework.id, item.id)) or Tally()
+            tally = by_item.get((framework.id, item.id)) or Tally()
             n = tally.passed + tally.failed
             rows[item.id] = {
                 "title": item.title,

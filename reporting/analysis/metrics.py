@@ -204,20 +204,28 @@ def engine_figures(frame: pd.DataFrame, errors: int, table: Any = None) -> dict[
     counts, overall, per category and severity, failure modes, indices, worst cases, the category ranking.
     ``table``: the engine's table of the frame's rows, when the caller has it (a filter of a run takes its rows)."""
     with Session(case_table(frame) if table is None else table) as engine:
-        run = one_row(engine.groups("run"))
-        categories = figures.by_category(engine.groups("category"))
-        overall = figures.with_error_rate(figures.overall(run), errors, figures.evaluated(run) + errors)
-        found: dict[str, Any] = {
-            "counts": figures.counts(run, errors, len(categories)),
-            "overall": overall,
-            "by_category": categories,
-            "by_severity": figures.by_severity(engine.groups("severity")),
-            "failure_modes": engine.failure_modes(),
-            "indices": figures.indices(run),
-            "worst_cases": _worst_cases(frame, engine.worst_positions(WORST_CASES)),
-            "category_ranking": figures.category_ranking(categories),
-        }
-    return found
+        found = engine.together(
+            {
+                "run": lambda c: engine.groups("run", c),
+                "category": lambda c: engine.groups("category", c),
+                "severity": lambda c: engine.groups("severity", c),
+                "failure_modes": engine.failure_modes,
+                "worst": lambda c: engine.worst_positions(WORST_CASES, c),
+            }
+        )
+    run = one_row(found["run"])
+    categories = figures.by_category(found["category"])
+    overall = figures.with_error_rate(figures.overall(run), errors, figures.evaluated(run) + errors)
+    return {
+        "counts": figures.counts(run, errors, len(categories)),
+        "overall": overall,
+        "by_category": categories,
+        "by_severity": figures.by_severity(found["severity"]),
+        "failure_modes": found["failure_modes"],
+        "indices": figures.indices(run),
+        "worst_cases": _worst_cases(frame, found["worst"]),
+        "category_ranking": figures.category_ranking(categories),
+    }
 
 
 def aggregate_metrics(

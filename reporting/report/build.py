@@ -19,7 +19,7 @@ from reporting.format.schema import RunReport
 from reporting.report.baseline import baseline_summary
 from reporting.report.cards import JudgeCards, shipped_cards
 from reporting.report.companions import Companions, rubric_results
-from reporting.report.frameworks import framework_results, kept_cases
+from reporting.report.frameworks import framework_results, kept_figures, run_cases
 from reporting.report.model import Report, RubricResults, RunData
 from reporting.report.reviewing import BASES, Reviews, apply_reviews, summary
 
@@ -34,7 +34,8 @@ def make_run_data(result: LoadResult) -> RunData:
     table = case_table(frame)
     full = aggregate_metrics(frame, errors=len(errors), error_cases=errors, table=table)
     found = drift(result.run, frame, full)
-    return RunData(result, frame, full, found, tuple(sorted(full["failure_modes"])), errors, table)
+    cases = run_cases(result.run, frame, errors)
+    return RunData(result, frame, full, found, tuple(sorted(full["failure_modes"])), errors, table, cases)
 
 
 def run_data(run: RunReport) -> RunData:
@@ -93,7 +94,8 @@ def build_report(
             metrics: Mapping[str, Any] = aggregate_metrics(frame, errors=len(errors), error_cases=errors, table=table)
         else:
             frame, metrics, errors = data.frame, data.metrics, data.errors
-        frameworks = framework_results(data.run, kept_cases(data.run, frame, errors), catalog, catalog_problems)
+        figures = kept_figures(data.cases, data.run, frame, errors, catalog)
+        frameworks = framework_results(data.run, figures, catalog, catalog_problems)
         metrics = {**metrics, "frameworks": frameworks.aggregate()}
         report = Report(
             data,

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from reporting.analysis.framework_tally import CaseGroups, case_groups, tallies
 from reporting.analysis.frameworks import (
     Catalog,
     FrameworksError,
@@ -25,10 +26,12 @@ from reporting.analysis.frameworks import (
     builtin_catalog,
     check_requirements,
     coverage,
+    figures_of_groups,
     framework_figures,
     gate_rows,
     load_catalog,
 )
+from reporting.format.severity import SEVERITIES
 
 ENVIRONMENT = "REPORTING_FRAMEWORKS"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -157,12 +160,76 @@ def column_figures(columns: Mapping[str, list[Any]], catalog: Optional[Catalog] 
     )
 
 
-def framework_results(
-    run: Any, cases: Mapping[str, list[Any]], catalog: Optional[Catalog] = None, problems: Iterable[str] = ()
-) -> FrameworkResults:
-    """The framework results of the kept cases (``kept_cases``' columns) of a run."""
+@dataclass(frozen=True)
+class RunCases:
+    """Every case of a run (evaluated and not) in the run's order, each put in its framework group once
+    (``case_groups``): the framework figures of any filter of the run are then counts over the kept cases'
+    positions, not a grouping of them again. ``groups`` is None where a value cannot be hashed (the figures are
+    then counted from the kept cases' columns); ``names`` holds the ids as text once a report reads them."""
+
+    positions: Any  # each case's position in the run, ascending
+    ids: Any  # the probe ids, in that order
+    groups: Optional[CaseGroups]
+    names: list[Any] = field(default_factory=list, compare=False)
+
+
+def run_cases(run: Any, frame: Any, errors: Any) -> RunCases:
+    """The ``RunCases`` of a run's case frame and error frame (``kept_cases`` of every case)."""
+    import numpy as np
+
+    columns = kept_cases(run, frame, errors)
+    parts = [frame] + ([errors] if errors is not None and len(errors) else [])
+    positions = np.sort(np.concatenate([part.index.to_numpy(dtype=np.int64) for part in parts]), kind="stable")
+    rank = {tier: i for i, tier in enumerate(SEVERITIES)}
+    try:
+        groups: Optional[CaseGroups] = case_groups(
+            len(positions),
+            columns["passed"],
+            columns["severity"],
+            columns["category"],
+            columns["plugin"],
+            columns["tags"],
+            rank,
+        )
+    except TypeError:  # a value that cannot be hashed where a name belongs: counted from the kept columns
+        groups = None
+    return RunCases(positions, columns["probe_id"], groups)
+
+
+def kept_figures(
+    cases: Optional[RunCases], run: Any, frame: Any, errors: Any, catalog: Optional[Catalog] = None
+) -> dict[str, Any]:
+    """The framework figures of the kept cases (``frame``, ``errors``: rows of the run's frames, indexed by
+    position): from the run's ``RunCases`` when given, else from the kept cases' columns; the same figures."""
     catalog = catalog or builtin_catalog()
-    figures = column_figures(cases, catalog)
+    if cases is not None and cases.groups is not None:
+        at = _places(cases.positions, [frame] + ([errors] if errors is not None and len(errors) else []))
+        if at is not None:
+            return figures_of_groups(tallies(cases.groups, at), cases.ids, catalog, True, cases.names)
+    return column_figures(kept_cases(run, frame, errors), catalog)
+
+
+def _places(positions: Any, parts: list[Any]) -> Any:
+    """Where the rows of ``parts`` (frames indexed by run position) stand among ``positions`` (ascending), in the
+    run's order; None when a row is not there."""
+    import numpy as np
+
+    kept = np.concatenate([part.index.to_numpy(dtype=np.int64) for part in parts])
+    if len(parts) > 1 or (len(kept) > 1 and not bool((kept[1:] > kept[:-1]).all())):
+        kept = np.sort(kept, kind="stable")
+    if len(kept) == 0:
+        return kept
+    if len(positions) and positions[0] == 0 and positions[-1] == len(positions) - 1:  # every position, 0 to n - 1
+        return kept if kept[0] >= 0 and kept[-1] < len(positions) else None
+    at = np.searchsorted(positions, kept)
+    return at if at[-1] < len(positions) and np.array_equal(positions[at], kept) else None
+
+
+def framework_results(
+    run: Any, figures: Mapping[str, Any], catalog: Optional[Catalog] = None, problems: Iterable[str] = ()
+) -> FrameworkResults:
+    """The framework results of a run from the figures of its kept cases (``kept_figures``)."""
+    catalog = catalog or builtin_catalog()
     return FrameworkResults(
         figures,
         tuple(f.describe() for f in catalog.frameworks.values()),

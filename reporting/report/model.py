@@ -43,6 +43,7 @@ class RunData:
     failure_mode_names: tuple[str, ...]
     errors: pd.DataFrame  # the cases not evaluated (passed null), same columns plus "error"
     table: Any = None  # the engine's table of the frame's rows (reporting.analysis.engine.case_table), made once
+    cases: Any = None  # every case in its framework group (report/frameworks.RunCases), made once: a filter counts
 
     @property
     def run(self) -> Optional[RunReport]:

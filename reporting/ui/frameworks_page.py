@@ -89,10 +89,11 @@ def _results(view: Any) -> Any:
     chosen = dashboard_catalog()
     if chosen is None or view.data.run is None:
         return view.frameworks
-    from reporting.report.frameworks import framework_results, kept_cases
+    from reporting.report.frameworks import framework_results, kept_figures
 
     catalog, problems = chosen
-    return framework_results(view.run, kept_cases(view.run, view.frame, view.errors), catalog, problems)
+    figures = kept_figures(view.data.cases, view.run, view.frame, view.errors, catalog)
+    return framework_results(view.run, figures, catalog, problems)
 
 
 def first_screen_block(view: Any) -> None:
