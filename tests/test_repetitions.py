@@ -8,7 +8,7 @@ import pytest
 
 import reporting
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
-from reporting.analysis.repetitions import hit_at_k, repetition_figures
+from reporting.analysis.repetitions import hit_at_k
 from tests.conftest import case
 
 GARAK = Path(__file__).resolve().parent / "fixtures" / "garak"
@@ -54,7 +54,8 @@ def test_hit_at_k_is_one_minus_the_chance_of_drawing_no_failure():
 
 def test_hit_at_k_agrees_with_garaks_eval_lines():
     """garak's eval lines give hit@k per probe x detector over the attempts (the prompts), counting a detector's
-    scored generations; RunLens gives the same per detector from the cases' verdicts."""
+    scored generations; the engine's figures of the cases a detector judged, with that detector's verdicts as
+    their outcome, give the same."""
     run = reporting.read_run(GARAK / "peers_repeat_small.report.jsonl")  # the fixture garak wrote hit@k in
     frame = cases_frame(run)
     checked = 0
@@ -62,7 +63,9 @@ def test_hit_at_k_agrees_with_garaks_eval_lines():
         theirs = line.get("hit_at_k") or {}
         probe, detector = line["probe"], line["detector"].removeprefix("detector.")
         subset = frame[[g.rsplit("#", 1)[0] == probe for g in frame["probe_group"]]]
-        ours = repetition_figures(subset, judge=detector)["hit_at_k"]
+        subset = subset[[detector in v for v in subset["verdicts"]]]
+        subset = subset.assign(passed=[v[detector].passed for v in subset["verdicts"]])
+        ours = aggregate_metrics(subset)["repetitions"]["hit_at_k"]
         for k, figure in theirs.items():
             if not k.isdigit():
                 continue
@@ -112,16 +115,15 @@ def test_hit_at_k_over_many_probes_is_the_mean_of_each_probes_hit_at_k():
     plain mean over probes of each probe's own hit@k, and the counts are the plain counts."""
     import random
 
-    import pandas as pd
-
     rng = random.Random(7)
-    rows, per_probe = [], []
+    cases, per_probe = [], []
     for p in range(400):
         n = rng.randint(1, 7)
         outcomes = [rng.random() < 0.3 for _ in range(n)]
         per_probe.append((n, sum(outcomes)))
-        rows += [{"probe_id": f"p{p}#{i}", "probe_group": f"p{p}", "passed": not f} for i, f in enumerate(outcomes)]
-    figures = repetition_figures(pd.DataFrame(rows))
+        cases += [case(f"p{p}#{i}", "x", "low", not f, 0.5, probe_group=f"p{p}") for i, f in enumerate(outcomes)]
+    rng.shuffle(cases)  # repetitions of a probe need not stand together
+    figures = aggregate_metrics(_run(cases))["repetitions"]
     assert figures["probes"] == 400 and figures["most_repetitions"] == max(n for n, _ in per_probe)
     assert figures["any_failed"] == sum(1 for _, c in per_probe if c)
     assert figures["repeated_probes"] == sum(1 for n, _ in per_probe if n > 1)

@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from reporting.analysis.grouping import probe_keys
 from reporting.format.schema import SEVERITIES
 
 EVALUATED = "passed IS NOT NULL"
@@ -104,6 +105,11 @@ FAILURE_MODES = """
 SELECT mode, count(*) AS n FROM (SELECT unnest(detected_failure_modes) AS mode FROM cases WHERE passed IS NOT NULL)
 WHERE mode IS NOT NULL GROUP BY mode ORDER BY n DESC, mode ASC"""
 WORST = f"SELECT pos FROM cases WHERE passed IS NOT NULL ORDER BY {WORST_ORDER}"
+# Each probe's repetitions and failures (a probe: the cases of one ``probe_key``, reporting.analysis.repetitions),
+# in order of first appearance.
+REPETITIONS = """
+SELECT count(*) AS n, CAST(sum(CASE WHEN NOT passed THEN 1 ELSE 0 END) AS BIGINT) AS c
+FROM cases WHERE passed IS NOT NULL GROUP BY probe_key ORDER BY min(pos)"""
 MOST_AT_ONCE = 4  # queries run at once by ``Session.together``
 
 
@@ -123,6 +129,10 @@ def case_table(frame: Any):
     else:
         severity_column = text("severity")
     modes = frame["detected_failure_modes"].to_numpy(dtype=object)
+    if "probe_key" in frame:
+        keys = frame["probe_key"].to_numpy(dtype=np.int64)
+    else:  # a frame made by hand: the keys as cases_frame gives them
+        keys = probe_keys(frame["probe_id"], frame["probe_group"] if "probe_group" in frame else None)
     return pa.table(
         {
             "probe_id": text("probe_id"),
@@ -136,6 +146,7 @@ def case_table(frame: Any):
             "unsafe_signal_hits": pa.array(frame["unsafe_signal_hits"].to_numpy(dtype=np.int64)),
             "boundary_or_refusal_signal": pa.array(frame["boundary_or_refusal_signal"].to_numpy(dtype=bool)),
             "detected_failure_modes": pa.array(modes, type=pa.list_(pa.string())),
+            "probe_key": pa.array(keys, type=pa.int64()),
         }
     )
 
@@ -176,6 +187,13 @@ class Session:
         sql = WORST if limit is None else f"{WORST} LIMIT {int(limit)}"
         positions = (connection or self.connection).execute(sql).fetchnumpy()["pos"]
         return np.asarray(positions, dtype=np.int64)
+
+    def repetitions(self, connection: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Each probe's repetitions and failures (``REPETITIONS``), of a table with ``probe_key`` (``case_table``)."""
+        if "probe_key" not in self.columns:
+            raise ValueError("the case table has no probe_key column: make it with case_table")
+        found = (connection or self.connection).execute(REPETITIONS).fetchnumpy()
+        return np.asarray(found["n"], dtype=np.int64), np.asarray(found["c"], dtype=np.int64)
 
     def together(self, jobs: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:
         """Each job (called with a connection) on a cursor of its own, as many at once as the machine has cores

@@ -1,9 +1,9 @@
 """Run-level figures (``aggregate_metrics``) recomputed from the cases, exactly as docs/metrics.md defines them.
 
 The case frame (``cases_frame``) holds a run's evaluated cases; the figures of the registry, per category and per
-severity, the failure modes, the indices and the worst cases are computed by the engine
+severity, the failure modes, the indices, the worst cases and each probe's repetitions are computed by the engine
 (``reporting.analysis.engine``: one SQL text, run by DuckDB over the frame's columns and by the run store's engines),
-the judges', repetitions' and strategies' figures by their modules. Plain Python values come out: floats, ints,
+the judges' and strategies' figures by their modules. Plain Python values come out: floats, ints,
 lists and dicts, with ``None`` where a figure has no defined value.
 """
 
@@ -211,6 +211,7 @@ def engine_figures(frame: pd.DataFrame, errors: int, table: Any = None) -> dict[
                 "severity": lambda c: engine.groups("severity", c),
                 "failure_modes": engine.failure_modes,
                 "worst": lambda c: engine.worst_positions(WORST_CASES, c),
+                "repetitions": engine.repetitions,
             }
         )
     run = one_row(found["run"])
@@ -225,6 +226,7 @@ def engine_figures(frame: pd.DataFrame, errors: int, table: Any = None) -> dict[
         "indices": figures.indices(run),
         "worst_cases": _worst_cases(frame, found["worst"]),
         "category_ranking": figures.category_ranking(categories),
+        "repetitions": repetition_figures(*found["repetitions"]),
     }
 
 
@@ -252,7 +254,6 @@ def aggregate_metrics(
         "judges": judge_figures(frame, judged),
         "judge_agreement": judge_agreement(frame, by_judge),
         "judges_not_paired": judges_not_paired(frame, by_judge),
-        "repetitions": repetition_figures(frame),
         "by_strategy": by_strategy(frame),
         "by_strategy_category": by_strategy_category(frame),
     }

@@ -1,6 +1,9 @@
 """Probes asked more than once (garak generations, Inspect epochs, promptfoo repeats): per-probe figures over the
 cases that share a ``probe_group`` (a case without one is its own probe). Only evaluated cases count.
 
+Each probe's repetitions and failures are counted by the engine (``reporting.analysis.engine.REPETITIONS``, one
+query over the case table's ``probe_key``); the figures here are derived from those counts:
+
 - ``any_failed``: probes where at least one repetition failed, with its share of probes and Wilson interval;
 - ``share_failed_mean``: the mean over probes of the share of its repetitions that failed;
 - ``hit_at_k``: for each k up to the most repetitions a probe got, the chance that at least one of k
@@ -11,12 +14,10 @@ cases that share a ``probe_group`` (a case without one is its own probe). Only e
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from reporting.analysis.grouping import first_rows, repetition_keys
 from reporting.analysis.stats import wilson
 
 MAX_K = 10  # hit@k is given for k = 1 .. min(most repetitions, MAX_K)
@@ -34,47 +35,11 @@ def hit_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - none_failed
 
 
-def _keys(frame: pd.DataFrame) -> pd.Series:
-    """Each case's repetition key as text (``grouping.repetition_keys``)."""
-    return repetition_keys(frame["probe_id"], frame["probe_group"] if "probe_group" in frame else None)
-
-
-def _counts(frame: pd.DataFrame, judge: Optional[str] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per probe, in order of first appearance: the row where it first appears, repetitions judged and failed."""
-    if frame.empty:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    if judge is None:
-        judged = np.ones(len(frame), dtype=np.int64)
-        failed = (~frame["passed"].to_numpy(dtype=bool)).astype(np.int64)
-    else:
-        verdicts: list[Optional[bool]] = []
-        for found in frame["verdicts"] if "verdicts" in frame else [None] * len(frame):
-            verdict = (found or {}).get(judge)
-            if verdict is None:
-                verdicts.append(None)
-            else:
-                verdicts.append(verdict.passed if hasattr(verdict, "passed") else verdict.get("passed"))
-        judged = np.array([v is not None for v in verdicts], dtype=np.int64)
-        failed = np.array([v is False for v in verdicts], dtype=np.int64)
-    # the frame's integer keys (cases_frame) where it has them: no strings hashed on each filtered view
-    keys = frame["probe_key"].to_numpy(dtype=np.int64) if "probe_key" in frame else _keys(frame).to_numpy(dtype=object)
-    codes, _ = pd.factorize(keys, sort=False)
-    first = first_rows(codes)
-    n = np.bincount(codes, weights=judged, minlength=len(first)).astype(np.int64)
-    c = np.bincount(codes, weights=failed, minlength=len(first)).astype(np.int64)
-    return first, n, c
-
-
-def probe_counts(frame: pd.DataFrame, judge: Optional[str] = None) -> list[tuple[str, int, int]]:
-    """(probe, repetitions judged, failed) per probe, in order of first appearance. ``judge`` counts that judge's
-    verdicts instead of the primary one (garak's per-detector figures)."""
-    first, n, c = _counts(frame, judge)
-    keys = _keys(frame.iloc[first]).tolist()
-    return [(str(k), int(a), int(b)) for k, a, b in zip(keys, n, c)]
-
-
-def repetition_figures(frame: pd.DataFrame, judge: Optional[str] = None) -> dict[str, Any]:
-    _, n, c = _counts(frame, judge)
+def repetition_figures(repetitions: Any, failures: Any) -> dict[str, Any]:
+    """The figures of probes with ``repetitions`` evaluated and ``failures`` failed each, in order of first
+    appearance (``Session.repetitions``)."""
+    n = np.asarray(repetitions, dtype=np.int64)
+    c = np.asarray(failures, dtype=np.int64)
     keep = n > 0
     n, c = n[keep], c[keep]
     total = int(len(n))
