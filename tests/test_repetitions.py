@@ -132,3 +132,27 @@ def test_hit_at_k_over_many_probes_is_the_mean_of_each_probes_hit_at_k():
         expected = sum(hit_at_k(n, c, k) for n, c in eligible) / len(eligible)
         assert figures["hit_at_k"][str(k)]["probes"] == len(eligible)
         assert figures["hit_at_k"][str(k)]["score"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_table_whose_probes_never_repeat_reads_the_same_counts_without_grouping():
+    """``case_table`` marks a table whose probe keys never repeat (kept by a filter of its rows); the engine then
+    reads one repetition a case instead of grouping the keys: the same counts, in the same order, as the query."""
+    import numpy as np
+
+    from reporting.analysis.engine import PROBES_ONCE, REPETITIONS, Session, case_table
+
+    once = [case(f"p{i}", "x", "low", i % 3 != 0, 0.5) for i in range(9)]
+    twice = once + [case("p1-again", "x", "low", False, 0.9, probe_group="p1")]
+    table = case_table(cases_frame(_run(once)))
+    assert table.schema.metadata[PROBES_ONCE] == b"1"
+    assert (case_table(cases_frame(_run(twice))).schema.metadata or {}).get(PROBES_ONCE) is None
+    kept = table.filter(np.array([i % 2 == 0 for i in range(9)]))
+    for given in (table, kept):
+        with Session(given) as engine:
+            assert engine.probes_once
+            fast = engine.repetitions()
+            slow = engine.connection.execute(REPETITIONS).fetchnumpy()
+            assert fast[0].tolist() == slow["n"].tolist() and fast[1].tolist() == slow["c"].tolist()
+    with Session(kept) as engine:
+        assert engine.repetitions()[1].tolist() == [1, 0, 0, 1, 0]  # p0, p2, p4, p6, p8: p0 and p6 failed (i % 3 == 0)
+    assert aggregate_metrics(_run(twice))["repetitions"]["repeated_probes"] == 1

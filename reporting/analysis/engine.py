@@ -110,6 +110,10 @@ WORST = f"SELECT pos FROM cases WHERE passed IS NOT NULL ORDER BY {WORST_ORDER}"
 REPETITIONS = """
 SELECT count(*) AS n, CAST(sum(CASE WHEN NOT passed THEN 1 ELSE 0 END) AS BIGINT) AS c
 FROM cases WHERE passed IS NOT NULL GROUP BY probe_key ORDER BY min(pos)"""
+ONE_CASE_EACH = "SELECT NOT passed AS failed FROM cases WHERE passed IS NOT NULL"  # in the table's order
+# A case table whose probe keys never repeat says so (``case_table``; kept by every filter of its rows): each probe is
+# then one case, and its counts are read without grouping a million keys.
+PROBES_ONCE = b"runlens.probes_once"
 MOST_AT_ONCE = 4  # queries run at once by ``Session.together``
 
 
@@ -147,8 +151,14 @@ def case_table(frame: Any):
             "boundary_or_refusal_signal": pa.array(frame["boundary_or_refusal_signal"].to_numpy(dtype=bool)),
             "detected_failure_modes": pa.array(modes, type=pa.list_(pa.string())),
             "probe_key": pa.array(keys, type=pa.int64()),
-        }
+        },
+        metadata={PROBES_ONCE: b"1"} if _each_once(keys) else None,
     )
+
+
+def _each_once(keys: np.ndarray) -> bool:
+    """Whether no probe key repeats (non-negative integer keys)."""
+    return len(keys) == 0 or (int(keys.min()) >= 0 and int(np.bincount(keys).max()) == 1)
 
 
 class Session:
@@ -159,6 +169,7 @@ class Session:
         import duckdb
         import pyarrow as pa
 
+        self.probes_once = (table.schema.metadata or {}).get(PROBES_ONCE) == b"1"
         if "pos" in table.column_names:
             table = table.drop_columns(["pos"])
         table = table.append_column("pos", pa.array(np.arange(table.num_rows, dtype=np.int64)))
@@ -192,6 +203,10 @@ class Session:
         """Each probe's repetitions and failures (``REPETITIONS``), of a table with ``probe_key`` (``case_table``)."""
         if "probe_key" not in self.columns:
             raise ValueError("the case table has no probe_key column: make it with case_table")
+        if self.probes_once:  # one case a probe: one repetition each, failed or not
+            failed = (connection or self.connection).execute(ONE_CASE_EACH).fetchnumpy()["failed"]
+            failures = np.asarray(failed, dtype=np.int64)
+            return np.ones(len(failures), dtype=np.int64), failures
         found = (connection or self.connection).execute(REPETITIONS).fetchnumpy()
         return np.asarray(found["n"], dtype=np.int64), np.asarray(found["c"], dtype=np.int64)
 

@@ -53,7 +53,7 @@ class Tally:
     def __init__(self) -> None:
         self.passed = self.failed = self.errors = 0
         self.worst = -1
-        self.failing: list[int] = []  # positions of the failing cases
+        self.failing: Any = []  # positions of the failing cases (a list, or an array from ``tallies``)
 
     def add(self, other: Tally) -> None:
         self.passed += other.passed
@@ -215,7 +215,7 @@ def tallies(groups: CaseGroups, positions: Any = None) -> dict[Keys, Tally]:
         if not (tally.passed or tally.failed or tally.errors):
             continue
         tally.worst = int(worst[g])
-        tally.failing = failing_order[bounds[g] - tally.failed : bounds[g]].tolist()
+        tally.failing = failing_order[bounds[g] - tally.failed : bounds[g]]  # an array: no list of a million ints
         found[named] = tally
     return found
 

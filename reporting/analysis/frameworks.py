@@ -140,7 +140,7 @@ def figures_of_groups(
     from reporting.analysis.figures import proportion
 
     by_item: dict[tuple[str, str], Tally] = {}
-    failing: dict[tuple[str, str], list[list[int]]] = {}
+    failing: dict[tuple[str, str], list[Any]] = {}
     for key, group in groups.items():
         for framework_id, items in catalog.items_of(*key).items():
             for item_id in items:
@@ -149,7 +149,7 @@ def figures_of_groups(
                 if tally is None:
                     tally = by_item[pair] = Tally()
                 tally.add(group)
-                if group.failing:
+                if len(group.failing):
                     failing.setdefault(pair, []).append(group.failing)
     figures: dict[str, dict[str, dict[str, Any]]] = {}
     names = [] if names is None else names  # the case ids as text, made once when first read
