@@ -210,12 +210,16 @@ class Session:
         found = (connection or self.connection).execute(REPETITIONS).fetchnumpy()
         return np.asarray(found["n"], dtype=np.int64), np.asarray(found["c"], dtype=np.int64)
 
-    def together(self, jobs: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    def together(
+        self, jobs: Mapping[str, Callable[[Any], Any]], meanwhile: Optional[Callable[[], None]] = None
+    ) -> dict[str, Any]:
         """Each job (called with a connection) on a cursor of its own, as many at once as the machine has cores
         (up to ``MOST_AT_ONCE``): each query still runs on one thread, so every figure is the one a query alone
-        gives, to the last bit; only the queries overlap."""
+        gives, to the last bit; only the queries overlap. ``meanwhile`` is called in this thread as they run."""
         workers = min(len(jobs), MOST_AT_ONCE, os.cpu_count() or 1)
         if workers <= 1:
+            if meanwhile is not None:
+                meanwhile()
             return {name: job(self.connection) for name, job in jobs.items()}
         pending = iter(list(jobs.items()))
         lock = threading.Lock()
@@ -233,7 +237,10 @@ class Session:
                 cursor.close()
 
         with ThreadPoolExecutor(workers) as pool:
-            for done in [pool.submit(work, self._cursor()) for _ in range(workers)]:
+            running = [pool.submit(work, self._cursor()) for _ in range(workers)]
+            if meanwhile is not None:
+                meanwhile()  # should it raise, leaving the pool waits for every worker first
+            for done in running:
                 done.result()  # a job's error is raised here, after every worker stopped
         return {name: found[name] for name in jobs}
 

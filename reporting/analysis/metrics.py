@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Callable, Mapping
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -199,21 +200,21 @@ def _worst_cases(frame: pd.DataFrame, positions: np.ndarray) -> list[dict[str, A
     ]
 
 
-def engine_figures(frame: pd.DataFrame, errors: int, table: Any = None) -> dict[str, Any]:
-    """The figures the engine computes over the evaluated cases of ``frame`` (``errors``: the cases not evaluated):
-    counts, overall, per category and severity, failure modes, indices, worst cases, the category ranking.
-    ``table``: the engine's table of the frame's rows, when the caller has it (a filter of a run takes its rows)."""
-    with Session(case_table(frame) if table is None else table) as engine:
-        found = engine.together(
-            {
-                "run": lambda c: engine.groups("run", c),
-                "category": lambda c: engine.groups("category", c),
-                "severity": lambda c: engine.groups("severity", c),
-                "failure_modes": engine.failure_modes,
-                "worst": lambda c: engine.worst_positions(WORST_CASES, c),
-                "repetitions": engine.repetitions,
-            }
-        )
+def _queries(engine: Session) -> dict[str, Callable[[Any], Any]]:
+    """The engine's queries of a report, each called with a connection of its own."""
+    return {
+        "run": lambda c: engine.groups("run", c),
+        "category": lambda c: engine.groups("category", c),
+        "severity": lambda c: engine.groups("severity", c),
+        "failure_modes": engine.failure_modes,
+        "worst": lambda c: engine.worst_positions(WORST_CASES, c),
+        "repetitions": engine.repetitions,
+    }
+
+
+def _engine_figures(found: Mapping[str, Any], frame: pd.DataFrame, errors: int) -> dict[str, Any]:
+    """Counts, overall, per category and severity, failure modes, indices, worst cases, the category ranking and
+    the repetitions, from the engine's rows (``_queries``) over the evaluated cases of ``frame``."""
     run = one_row(found["run"])
     categories = figures.by_category(found["category"])
     overall = figures.with_error_rate(figures.overall(run), errors, figures.evaluated(run) + errors)
@@ -227,6 +228,19 @@ def engine_figures(frame: pd.DataFrame, errors: int, table: Any = None) -> dict[
         "worst_cases": _worst_cases(frame, found["worst"]),
         "category_ranking": figures.category_ranking(categories),
         "repetitions": repetition_figures(*found["repetitions"]),
+    }
+
+
+def _frame_figures(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame]) -> dict[str, Any]:
+    """The judges' and the attack strategies' figures of ``frame``."""
+    by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
+    judged = with_error_verdicts(by_judge, error_cases)
+    return {
+        "judges": judge_figures(frame, judged),
+        "judge_agreement": judge_agreement(frame, by_judge),
+        "judges_not_paired": judges_not_paired(frame, by_judge),
+        "by_strategy": by_strategy(frame),
+        "by_strategy_category": by_strategy_category(frame),
     }
 
 
@@ -245,15 +259,29 @@ def aggregate_metrics(
     if isinstance(run_or_frame, RunReport) and (errors is None or error_cases is None):
         error_cases = error_frame(run_or_frame, texts=False)
         errors = len(error_cases)
-    errors = errors or 0
-    found = engine_figures(frame, errors, table)
-    by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
-    judged = with_error_verdicts(by_judge, error_cases)
-    return {
-        **found,
-        "judges": judge_figures(frame, judged),
-        "judge_agreement": judge_agreement(frame, by_judge),
-        "judges_not_paired": judges_not_paired(frame, by_judge),
-        "by_strategy": by_strategy(frame),
-        "by_strategy_category": by_strategy_category(frame),
-    }
+    table = case_table(frame) if table is None else table
+    metrics, _, _ = metrics_while(table, lambda: frame, errors or 0, error_cases)
+    return metrics
+
+
+def metrics_while(
+    table: Any,
+    frame_of: Callable[[], pd.DataFrame],
+    errors: int,
+    error_cases: Optional[pd.DataFrame],
+    also: Optional[Callable[[pd.DataFrame], Any]] = None,
+) -> tuple[dict[str, Any], pd.DataFrame, Any]:
+    """``aggregate_metrics`` of the evaluated cases in ``table`` (``case_table`` of their frame), their frame made
+    by ``frame_of`` in this thread while the engine's queries run (a filter's copy of its kept rows overlaps them),
+    and ``also`` of that frame done then too. Returns the figures, the frame and what ``also`` gave."""
+    made: dict[str, Any] = {}
+
+    def meanwhile() -> None:
+        frame = made["frame"] = frame_of()
+        made["figures"] = _frame_figures(frame, error_cases)
+        made["also"] = also(frame) if also is not None else None
+
+    with Session(table) as engine:
+        found = engine.together(_queries(engine), meanwhile)
+    frame = made["frame"]
+    return {**_engine_figures(found, frame, errors), **made["figures"]}, frame, made["also"]

@@ -12,7 +12,7 @@ from reporting.analysis.drift import drift
 from reporting.analysis.engine import case_table
 from reporting.analysis.filters import NO_FILTERS, Filters
 from reporting.analysis.framework_maps import Catalog
-from reporting.analysis.metrics import aggregate_metrics, cases_frame, error_frame
+from reporting.analysis.metrics import aggregate_metrics, cases_frame, error_frame, metrics_while
 from reporting.analysis.observability import DEFAULT_EMBEDDING, DEFAULT_MIN_CASES, observability
 from reporting.format.reading import LoadResult
 from reporting.format.schema import RunReport
@@ -86,15 +86,24 @@ def build_report(
         review = None
         if reviews is not None:
             data, review = reviewed_data(data, reviews, basis)
+        figures = None
+        metrics: Mapping[str, Any]
         if filters.active:
             kept = filters.mask(data.frame)
-            frame = data.frame[kept]
             errors = filters.apply_errors(data.errors)
-            table = None if data.table is None else data.table.filter(kept)
-            metrics: Mapping[str, Any] = aggregate_metrics(frame, errors=len(errors), error_cases=errors, table=table)
+            table = case_table(data.frame[kept]) if data.table is None else data.table.filter(kept)
+            # the kept rows are copied and their framework figures counted while the engine's queries run
+            metrics, frame, figures = metrics_while(
+                table,
+                lambda: data.frame[kept],
+                len(errors),
+                errors,
+                lambda frame: kept_figures(data.cases, data.run, frame, errors, catalog),
+            )
         else:
             frame, metrics, errors = data.frame, data.metrics, data.errors
-        figures = kept_figures(data.cases, data.run, frame, errors, catalog)
+        if figures is None:
+            figures = kept_figures(data.cases, data.run, frame, errors, catalog)
         frameworks = framework_results(data.run, figures, catalog, catalog_problems)
         metrics = {**metrics, "frameworks": frameworks.aggregate()}
         report = Report(
