@@ -186,3 +186,21 @@ def test_charts_are_laid_out_for_their_width():
     comparison = compare_runs(*runs)
     delta = category_delta_chart(comparison)
     assert delta.layout.yaxis.ticktext[-1] == comparison["by_category"][0]["category"]
+
+
+def test_charts_take_plotly_white_and_stay_validated():
+    """The template is set as plotly sets its default one (not validated again); the figure's validation is back
+    on afterwards, so a wrong property still raises."""
+    from pathlib import Path
+
+    import plotly.io as pio
+
+    from reporting.analysis.metrics import aggregate_metrics
+
+    root = Path(__file__).resolve().parent.parent
+    metrics = aggregate_metrics(reporting.read_run(str(root / "sample_runs" / "acme-assistant-v2.json")))
+    for fig in (charts.category_chart(metrics), charts.severity_chart(metrics), charts.empty_figure("t", "m")):
+        assert fig.layout.template == pio.templates["plotly_white"]
+        assert fig.to_plotly_json()["layout"]["template"]["layout"]["plot_bgcolor"] == "white"
+        with pytest.raises(ValueError):
+            fig.update_layout(no_such_property=1)

@@ -49,6 +49,20 @@ def _name_axis(names: list[Any]) -> tuple[list[int], dict[str, Any]]:
     }
 
 
+def _white(fig: go.Figure) -> None:
+    """The ``plotly_white`` template, as plotly itself gives a figure its default template: the registered template
+    is already validated, so it is set without validating it again (8 ms a chart: half an Overview's drawing)."""
+    import plotly.io as pio
+
+    layout = fig.layout
+    was = layout._validate
+    layout._validate = False
+    try:
+        layout.template = pio.templates["plotly_white"]
+    finally:
+        layout._validate = was
+
+
 def _layout(fig: go.Figure, title: str, subtitle: str = "", subplot_titles: bool = False, **kwargs: Any) -> go.Figure:
     """The common layout: the title above the plot area with room of its own (lifted above subplot titles, so it
     never overlaps one), an optional subtitle saying how to read the chart, the legend in a row under the x axis
@@ -66,9 +80,9 @@ def _layout(fig: go.Figure, title: str, subtitle: str = "", subplot_titles: bool
     )
     if subtitle:
         title_spec["subtitle"] = dict(text=subtitle, font=dict(size=11))
+    _white(fig)
     fig.update_layout(
         title=title_spec,
-        template="plotly_white",
         margin=dict(l=60, r=20, t=40, b=50, autoexpand=True),
         legend=dict(orientation="h", x=0, xanchor="left", y=-0.12, yanchor="top"),
         **kwargs,
