@@ -67,6 +67,19 @@ FRAME_COLUMNS = (
     "user_turns",  # user turns up to the judged turn: the turns a multi-turn attack took
     "tags",  # the case's tags (version 3), None where it names none
 )
+# The columns ``metrics_while`` reads of a frame beside the engine's table: the worst cases' fields, the verdicts
+# (judges) and the attack strategies. A filter copies these of its kept rows, not every column.
+FIGURE_COLUMNS = (
+    "probe_id",
+    "category",
+    "severity",
+    "passed",
+    "risk_score",
+    "weighted_risk",
+    "verdicts",
+    "strategy",
+    "user_turns",
+)
 
 
 _FIELDS = tuple(Case.model_fields)

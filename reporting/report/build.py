@@ -12,7 +12,7 @@ from reporting.analysis.drift import drift
 from reporting.analysis.engine import case_table
 from reporting.analysis.filters import NO_FILTERS, Filters
 from reporting.analysis.framework_maps import Catalog
-from reporting.analysis.metrics import aggregate_metrics, cases_frame, error_frame, metrics_while
+from reporting.analysis.metrics import FIGURE_COLUMNS, aggregate_metrics, cases_frame, error_frame, metrics_while
 from reporting.analysis.observability import DEFAULT_EMBEDDING, DEFAULT_MIN_CASES, observability
 from reporting.format.reading import LoadResult
 from reporting.format.schema import RunReport
@@ -20,7 +20,7 @@ from reporting.report.baseline import baseline_summary
 from reporting.report.cards import JudgeCards, shipped_cards
 from reporting.report.companions import Companions, rubric_results
 from reporting.report.frameworks import framework_results, kept_figures, run_cases
-from reporting.report.model import Report, RubricResults, RunData
+from reporting.report.model import KeptRows, Report, RubricResults, RunData
 from reporting.report.reviewing import BASES, Reviews, apply_reviews, summary
 
 
@@ -86,32 +86,35 @@ def build_report(
         review = None
         if reviews is not None:
             data, review = reviewed_data(data, reviews, basis)
-        figures = None
         metrics: Mapping[str, Any]
         if filters.active:
             kept = filters.mask(data.frame)
             errors = filters.apply_errors(data.errors)
-            table = case_table(data.frame[kept]) if data.table is None else data.table.filter(kept)
-            # the kept rows are copied and their framework figures counted while the engine's queries run
-            metrics, frame, figures = metrics_while(
+            whole = data.frame
+            table = case_table(whole[kept]) if data.table is None else data.table.filter(kept)
+            rows = KeptRows(make=lambda: whole[kept], count=int(kept.sum()))
+            # the columns the figures read, of the kept rows, are copied and their framework figures counted while
+            # the engine's queries run; every column only when a page or an export reads the frame
+            metrics, _, figures = metrics_while(
                 table,
-                lambda: data.frame[kept],
+                lambda: whole[[c for c in FIGURE_COLUMNS if c in whole]][kept],
                 len(errors),
                 errors,
-                lambda frame: kept_figures(data.cases, data.run, frame, errors, catalog),
+                lambda frame: kept_figures(data.cases, data.run, frame, errors, catalog, rows.get),
             )
         else:
-            frame, metrics, errors = data.frame, data.metrics, data.errors
-        if figures is None:
-            figures = kept_figures(data.cases, data.run, frame, errors, catalog)
+            metrics, errors = data.metrics, data.errors
+            rows = KeptRows(data.frame)
+            figures = kept_figures(data.cases, data.run, data.frame, errors, catalog)
         frameworks = framework_results(data.run, figures, catalog, catalog_problems)
         metrics = {**metrics, "frameworks": frameworks.aggregate()}
+        talks = data.frame["has_conversation"].to_numpy(dtype=bool)  # the kept cases with a conversation
         report = Report(
             data,
             filters,
-            frame,
+            rows,
             metrics,
-            rubrics=_rubrics(frame, companions),
+            rubrics=_rubrics(data.frame[talks & kept if filters.active else talks], companions),
             errors=errors,
             review=review,
             judge_cards=shipped_cards() if judge_cards is None else judge_cards,

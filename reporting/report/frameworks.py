@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -197,16 +197,22 @@ def run_cases(run: Any, frame: Any, errors: Any) -> RunCases:
 
 
 def kept_figures(
-    cases: Optional[RunCases], run: Any, frame: Any, errors: Any, catalog: Optional[Catalog] = None
+    cases: Optional[RunCases],
+    run: Any,
+    frame: Any,
+    errors: Any,
+    catalog: Optional[Catalog] = None,
+    every_column: Optional[Callable[[], Any]] = None,
 ) -> dict[str, Any]:
     """The framework figures of the kept cases (``frame``, ``errors``: rows of the run's frames, indexed by
-    position): from the run's ``RunCases`` when given, else from the kept cases' columns; the same figures."""
+    position): from the run's ``RunCases`` when given, else from the kept cases' columns; the same figures.
+    ``every_column``: the kept cases' frame with every column, when ``frame`` holds only some."""
     catalog = catalog or builtin_catalog()
     if cases is not None and cases.groups is not None:
         at = _places(cases.positions, [frame] + ([errors] if errors is not None and len(errors) else []))
         if at is not None:
             return figures_of_groups(tallies(cases.groups, at), cases.ids, catalog, True, cases.names)
-    return column_figures(kept_cases(run, frame, errors), catalog)
+    return column_figures(kept_cases(run, frame if every_column is None else every_column(), errors), catalog)
 
 
 def _places(positions: Any, parts: list[Any]) -> Any:

@@ -10,7 +10,8 @@ embeds. Renderers take a ``Report`` and compute nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Optional
@@ -68,13 +69,47 @@ class RubricResults:
 NOT_REQUESTED: Mapping[str, Any] = {"skipped": True, "reason": "observability was not requested"}
 
 
+class KeptRows:
+    """The frame of a report's kept cases, made when first read and then kept. A dashboard filter's figures read a
+    few columns of the kept rows; every column is copied only when a page or an export reads the frame (a filter of
+    a million cases: the Overview never copies it). Reports made from one another (``replace``) share it."""
+
+    __slots__ = ("_frame", "_make", "_lock", "count")
+
+    def __init__(
+        self,
+        frame: Optional[pd.DataFrame] = None,
+        make: Optional[Callable[[], pd.DataFrame]] = None,
+        count: Optional[int] = None,
+    ) -> None:
+        if (frame is None) == (make is None):
+            raise ValueError("KeptRows: a frame or a way to make it, not both")
+        self._frame, self._make = frame, make
+        self._lock = threading.Lock()
+        self.count = len(frame) if frame is not None else int(count or 0)
+
+    def get(self) -> pd.DataFrame:
+        if self._frame is None:
+            with self._lock:  # two pages of one dashboard may read it at once: made once
+                if self._frame is None:
+                    assert self._make is not None
+                    made = self._make()
+                    if len(made) != self.count:
+                        raise AssertionError(f"KeptRows: {len(made)} rows made, {self.count} kept")
+                    self._frame, self._make = made, None
+        return self._frame
+
+    def __reduce__(self) -> Any:
+        return (KeptRows, (self.get(),))  # pickled (a copy, a cache) with its frame
+
+
 @dataclass(frozen=True, eq=False)
 class Report:
     """One run seen through filters: the kept cases and every figure recomputed from them."""
 
     data: RunData
     filters: Filters
-    frame: pd.DataFrame  # the kept cases, one row each, every column the figures read
+    rows: KeptRows  # the kept cases, one row each, every column the figures read (``frame``)
     metrics: Mapping[str, Any]
     observability: Optional[Mapping[str, Any]] = None  # None: not computed (the dashboard computes it per page)
     rubrics: Optional[RubricResults] = None
@@ -113,8 +148,13 @@ class Report:
         return self.data.drift
 
     @property
+    def frame(self) -> pd.DataFrame:
+        """The kept cases, one row each, every column the figures read."""
+        return self.rows.get()
+
+    @property
     def shown(self) -> int:
-        return len(self.frame)
+        return self.rows.count
 
     @property
     def total(self) -> int:
