@@ -78,3 +78,26 @@ def test_aggregate_metrics_of_a_run_is_the_same_through_either_path(monkeypatch)
     monkeypatch.setattr(engine_module, "MOST_AT_ONCE", 1)
     assert aggregate_metrics(run) == first
     assert first["repetitions"]["probes"] == 150 and first["repetitions"]["most_repetitions"] == 3
+
+
+def test_the_figures_keep_the_order_recompute_has_always_written():
+    from reporting.analysis.metrics import WORST_CASE_FIELDS
+
+    metrics = aggregate_metrics(_run().run)
+    assert list(metrics) == [
+        "counts",
+        "overall",
+        "by_category",
+        "by_severity",
+        "failure_modes",
+        "indices",
+        "worst_cases",
+        "category_ranking",
+        "judges",
+        "judge_agreement",
+        "judges_not_paired",
+        "repetitions",
+        "by_strategy",
+        "by_strategy_category",
+    ]
+    assert tuple(metrics["worst_cases"][0]) == WORST_CASE_FIELDS

@@ -67,19 +67,11 @@ FRAME_COLUMNS = (
     "user_turns",  # user turns up to the judged turn: the turns a multi-turn attack took
     "tags",  # the case's tags (version 3), None where it names none
 )
+# The fields of a worst case's record (``aggregate_metrics.worst_cases``, ``_worst_cases``).
+WORST_CASE_FIELDS = ("probe_id", "category", "severity", "risk_score", "weighted_risk", "passed")
 # The columns ``metrics_while`` reads of a frame beside the engine's table: the worst cases' fields, the verdicts
 # (judges) and the attack strategies. A filter copies these of its kept rows, not every column.
-FIGURE_COLUMNS = (
-    "probe_id",
-    "category",
-    "severity",
-    "passed",
-    "risk_score",
-    "weighted_risk",
-    "verdicts",
-    "strategy",
-    "user_turns",
-)
+FIGURE_COLUMNS = (*WORST_CASE_FIELDS, "verdicts", "strategy", "user_turns")
 
 
 _FIELDS = tuple(Case.model_fields)
@@ -296,5 +288,10 @@ def metrics_while(
 
     with Session(table) as engine:
         found = engine.together(_queries(engine), meanwhile)
-    frame = made["frame"]
-    return {**_engine_figures(found, frame, errors), **made["figures"]}, frame, made["also"]
+    frame, by_frame = made["frame"], made["figures"]
+    engine_figures = _engine_figures(found, frame, errors)
+    repetitions = engine_figures.pop("repetitions")
+    judges = {key: by_frame[key] for key in ("judges", "judge_agreement", "judges_not_paired")}
+    strategies = {key: by_frame[key] for key in ("by_strategy", "by_strategy_category")}
+    # in the order recompute has always written them
+    return {**engine_figures, **judges, "repetitions": repetitions, **strategies}, frame, made["also"]
