@@ -156,3 +156,18 @@ def test_a_table_whose_probes_never_repeat_reads_the_same_counts_without_groupin
     with Session(kept) as engine:
         assert engine.repetitions()[1].tolist() == [1, 0, 0, 1, 0]  # p0, p2, p4, p6, p8: p0 and p6 failed (i % 3 == 0)
     assert aggregate_metrics(_run(twice))["repetitions"]["repeated_probes"] == 1
+
+
+def test_probe_keys_of_any_size_are_told_apart_without_a_table_as_large_as_the_largest():
+    """A frame made by hand may hold any integer keys: far apart, negative, repeated; each is told as it is."""
+    import numpy as np
+
+    from reporting.analysis.engine import _each_once
+
+    assert _each_once(np.array([0, 10**12], dtype=np.int64)) and _each_once(np.array([-5, 3], dtype=np.int64))
+    assert not _each_once(np.array([10**12, 7, 10**12], dtype=np.int64))
+    assert _each_once(np.array([2, 0, 1], dtype=np.int64)) and not _each_once(np.array([1, 0, 1], dtype=np.int64))
+    assert _each_once(np.array([], dtype=np.int64))
+    frame = cases_frame(_run([case("a", "x", "low", True, 0.1), case("b", "x", "low", False, 0.9)]))
+    frame["probe_key"] = [0, 10**12]
+    assert aggregate_metrics(frame)["repetitions"]["probes"] == 2

@@ -157,8 +157,12 @@ def case_table(frame: Any):
 
 
 def _each_once(keys: np.ndarray) -> bool:
-    """Whether no probe key repeats (non-negative integer keys)."""
-    return len(keys) == 0 or (int(keys.min()) >= 0 and int(np.bincount(keys).max()) == 1)
+    """Whether no probe key repeats."""
+    if len(keys) == 0:
+        return True
+    if int(keys.min()) < 0 or int(keys.max()) >= len(keys):  # more keys than cases, or other: count them
+        return len(np.unique(keys)) == len(keys)
+    return int(np.bincount(keys).max()) == 1  # keys 0 .. n - 1 (cases_frame's): counted in one pass
 
 
 class Session:

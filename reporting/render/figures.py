@@ -13,7 +13,7 @@ any string. Two rules keep every chart honest whatever the names:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -392,23 +392,3 @@ def cluster_scatter(
     fig.update_xaxes(title="component 1")
     fig.update_yaxes(title="component 2")
     return _layout(fig, title + note, dragmode="lasso", height=520)
-
-
-def all_figures(
-    frame: pd.DataFrame,
-    metrics: Mapping[str, Any],
-    obs: Optional[Mapping[str, Any]],
-    color_by: str = "cluster",
-    scatter_cap: int = SCATTER_CAP,
-) -> dict[str, go.Figure]:
-    """Every chart of a run view, by name (the export draws all of them)."""
-    figures = {
-        "categories": category_chart(metrics),
-        "risk_distribution": category_risk_box(frame),
-        "severity": severity_chart(metrics),
-        "severity_pass_rate": severity_pass_rate_chart(metrics),
-        "failure_modes": failure_modes_chart(metrics),
-    }
-    if obs is not None:
-        figures["scatter"] = cluster_scatter(frame, obs, color_by, cap=scatter_cap)
-    return figures

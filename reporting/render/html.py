@@ -127,10 +127,18 @@ def figure_json(fig: Any) -> dict[str, Any]:
 
 
 def figures_json(report: Report) -> dict[str, Any]:
-    """The shared chart builders' figures of a report, as plain JSON-ready dicts."""
-    figures = charts.all_figures(
-        report.frame, report.metrics, report.observability_or_reason, scatter_cap=HTML_SCATTER_CAP
-    )
+    """The shared chart builders' figures of a report (the export draws every chart of a run view), as plain
+    JSON-ready dicts."""
+    metrics, obs = report.metrics, report.observability_or_reason
+    figures = {
+        "categories": charts.category_chart(metrics),
+        "risk_distribution": charts.category_risk_box(report.frame),
+        "severity": charts.severity_chart(metrics),
+        "severity_pass_rate": charts.severity_pass_rate_chart(metrics),
+        "failure_modes": charts.failure_modes_chart(metrics),
+    }
+    if obs is not None:
+        figures["scatter"] = charts.cluster_scatter(report.frame, obs, "cluster", cap=HTML_SCATTER_CAP)
     if report.rubrics is not None and report.rubrics.dimensions:
         figures["dimensions"] = compare_figures.dimension_heatmap(report.rubrics.dimensions)
     figures.update(strategy_figures(report.metrics))
