@@ -13,6 +13,7 @@ any string. Two rules keep every chart honest whatever the names:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -50,17 +51,20 @@ def _name_axis(names: list[Any]) -> tuple[list[int], dict[str, Any]]:
 
 
 def _white(fig: go.Figure) -> None:
-    """The ``plotly_white`` template, as plotly itself gives a figure its default template: the registered template
-    is already validated, so it is set without validating it again (8 ms a chart: half an Overview's drawing)."""
-    import plotly.io as pio
-
+    """The ``plotly_white`` template as setting it by name gives it, validated once a process (``_validated_white``)
+    and then set without validating it again, as plotly sets its default template (8 ms a chart otherwise)."""
     layout = fig.layout
     was = layout._validate
     layout._validate = False
     try:
-        layout.template = pio.templates["plotly_white"]
+        layout.template = _validated_white()
     finally:
         layout._validate = was
+
+
+@lru_cache(maxsize=1)
+def _validated_white() -> Any:
+    return go.Figure(layout={"template": "plotly_white"}).layout.template
 
 
 def _layout(fig: go.Figure, title: str, subtitle: str = "", subplot_titles: bool = False, **kwargs: Any) -> go.Figure:
