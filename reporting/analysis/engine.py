@@ -114,12 +114,24 @@ ONE_CASE_EACH = "SELECT NOT passed AS failed FROM cases WHERE passed IS NOT NULL
 # A case table whose probe keys never repeat says so (``case_table``; kept by every filter of its rows): each probe is
 # then one case, and its counts are read without grouping a million keys.
 PROBES_ONCE = b"runlens.probes_once"
+# Attack success per strategy and per strategy and category (cases that name a strategy), and the turns multi-turn
+# attacks took to break the model (failed cases with a conversation), in the strategies' order.
+STRATEGIES = """
+SELECT strategy, count(*) AS n, CAST(sum(CASE WHEN NOT passed THEN 1 ELSE 0 END) AS BIGINT) AS failed
+FROM cases WHERE passed IS NOT NULL AND strategy IS NOT NULL GROUP BY strategy ORDER BY strategy"""
+STRATEGY_CATEGORIES = """
+SELECT strategy, category, count(*) AS n, CAST(sum(CASE WHEN NOT passed THEN 1 ELSE 0 END) AS BIGINT) AS failed
+FROM cases WHERE passed IS NOT NULL AND strategy IS NOT NULL GROUP BY strategy, category ORDER BY strategy, category"""
+TURNS_TO_BREAK = """
+SELECT strategy, user_turns AS turns, count(*) AS cases FROM cases
+WHERE NOT passed AND strategy IS NOT NULL AND user_turns > 0 GROUP BY strategy, user_turns ORDER BY strategy, turns"""
 MOST_AT_ONCE = 4  # queries run at once by ``Session.together``
 
 
 def case_table(frame: Any):
     """The columns of a case frame (``reporting.analysis.metrics.cases_frame``: evaluated cases) the engine reads,
     as an Arrow table: numbers without a copy, texts and lists converted once."""
+    import pandas as pd
     import pyarrow as pa
 
     def text(name: str):
@@ -133,6 +145,12 @@ def case_table(frame: Any):
     else:
         severity_column = text("severity")
     modes = frame["detected_failure_modes"].to_numpy(dtype=object)
+    extra = {}  # the attack strategies' columns, where the frame has them
+    if "strategy" in frame:
+        named = frame["strategy"].to_numpy(dtype=object)
+        extra["strategy"] = pa.array(np.where(pd.notna(named), named, None), type=pa.string())  # NaN: none named
+        turns = frame["user_turns"] if "user_turns" in frame else np.zeros(len(frame), dtype=np.int64)
+        extra["user_turns"] = pa.array(np.asarray(turns, dtype=np.int64))
     if "probe_key" in frame:
         keys = frame["probe_key"].to_numpy(dtype=np.int64)
     else:  # a frame made by hand: the keys as cases_frame gives them
@@ -151,6 +169,7 @@ def case_table(frame: Any):
             "boundary_or_refusal_signal": pa.array(frame["boundary_or_refusal_signal"].to_numpy(dtype=bool)),
             "detected_failure_modes": pa.array(modes, type=pa.list_(pa.string())),
             "probe_key": pa.array(keys, type=pa.int64()),
+            **extra,
         },
         metadata={PROBES_ONCE: b"1"} if _each_once(keys) else None,
     )
@@ -213,6 +232,16 @@ class Session:
             return np.ones(len(failures), dtype=np.int64), failures
         found = (connection or self.connection).execute(REPETITIONS).fetchnumpy()
         return np.asarray(found["n"], dtype=np.int64), np.asarray(found["c"], dtype=np.int64)
+
+    def strategies(self, connection: Any = None) -> dict[str, list[dict[str, Any]]]:
+        """The rows of ``STRATEGIES``, ``STRATEGY_CATEGORIES`` and ``TURNS_TO_BREAK`` (none without strategies)."""
+        if "strategy" not in self.columns:
+            return {"strategies": [], "strategy_categories": [], "turns_to_break": []}
+        return {
+            "strategies": self.rows(STRATEGIES, connection),
+            "strategy_categories": self.rows(STRATEGY_CATEGORIES, connection),
+            "turns_to_break": self.rows(TURNS_TO_BREAK, connection),
+        }
 
     def together(
         self, jobs: Mapping[str, Callable[[Any], Any]], meanwhile: Optional[Callable[[], None]] = None

@@ -1,9 +1,9 @@
 """Run-level figures (``aggregate_metrics``) recomputed from the cases, exactly as docs/metrics.md defines them.
 
 The case frame (``cases_frame``) holds a run's evaluated cases; the figures of the registry, per category and per
-severity, the failure modes, the indices, the worst cases and each probe's repetitions are computed by the engine
-(``reporting.analysis.engine``: one SQL text, run by DuckDB over the frame's columns and by the run store's engines),
-the judges' and strategies' figures by their modules. Plain Python values come out: floats, ints,
+severity, the failure modes, the indices, the worst cases, each probe's repetitions and the attack strategies' counts
+are computed by the engine (``reporting.analysis.engine``: one SQL text, run by DuckDB over the frame's columns and by
+the run store's engines), the judges' figures by their module. Plain Python values come out: floats, ints,
 lists and dicts, with ``None`` where a figure has no defined value.
 """
 
@@ -69,9 +69,9 @@ FRAME_COLUMNS = (
 )
 # The fields of a worst case's record (``aggregate_metrics.worst_cases``, ``_worst_cases``).
 WORST_CASE_FIELDS = ("probe_id", "category", "severity", "risk_score", "weighted_risk", "passed")
-# The columns ``metrics_while`` reads of a frame beside the engine's table: the worst cases' fields, the verdicts
-# (judges) and the attack strategies. A filter copies these of its kept rows, not every column.
-FIGURE_COLUMNS = (*WORST_CASE_FIELDS, "verdicts", "strategy", "user_turns")
+# The columns ``metrics_while`` reads of a frame beside the engine's table: the worst cases' fields and the verdicts
+# (judges). A filter copies these of its kept rows, not every column.
+FIGURE_COLUMNS = (*WORST_CASE_FIELDS, "verdicts")
 
 
 _FIELDS = tuple(Case.model_fields)
@@ -214,6 +214,7 @@ def _queries(engine: Session) -> dict[str, Callable[[Any], Any]]:
         "failure_modes": engine.failure_modes,
         "worst": lambda c: engine.worst_positions(WORST_CASES, c),
         "repetitions": engine.repetitions,
+        "strategies": engine.strategies,
     }
 
 
@@ -233,19 +234,19 @@ def _engine_figures(found: Mapping[str, Any], frame: pd.DataFrame, errors: int) 
         "worst_cases": _worst_cases(frame, found["worst"]),
         "category_ranking": figures.category_ranking(categories),
         "repetitions": repetition_figures(*found["repetitions"]),
+        "by_strategy": by_strategy(found["strategies"]["strategies"], found["strategies"]["turns_to_break"]),
+        "by_strategy_category": by_strategy_category(found["strategies"]["strategy_categories"]),
     }
 
 
 def _frame_figures(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame]) -> dict[str, Any]:
-    """The judges' and the attack strategies' figures of ``frame``."""
+    """The judges' figures of ``frame``."""
     by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
     judged = with_error_verdicts(by_judge, error_cases)
     return {
         "judges": judge_figures(frame, judged),
         "judge_agreement": judge_agreement(frame, by_judge),
         "judges_not_paired": judges_not_paired(frame, by_judge),
-        "by_strategy": by_strategy(frame),
-        "by_strategy_category": by_strategy_category(frame),
     }
 
 
@@ -290,8 +291,6 @@ def metrics_while(
         found = engine.together(_queries(engine), meanwhile)
     frame, by_frame = made["frame"], made["figures"]
     engine_figures = _engine_figures(found, frame, errors)
-    repetitions = engine_figures.pop("repetitions")
-    judges = {key: by_frame[key] for key in ("judges", "judge_agreement", "judges_not_paired")}
-    strategies = {key: by_frame[key] for key in ("by_strategy", "by_strategy_category")}
+    later = {key: engine_figures.pop(key) for key in ("repetitions", "by_strategy", "by_strategy_category")}
     # in the order recompute has always written them
-    return {**engine_figures, **judges, "repetitions": repetitions, **strategies}, frame, made["also"]
+    return {**engine_figures, **by_frame, **later}, frame, made["also"]

@@ -7,16 +7,15 @@ success is a failed case: the attack got what it asked for. Over evaluated cases
 
 Turns to break: for a failed case that carries its conversation, the number of user turns up to and including
 the judged turn (the whole conversation when no turn is marked).
+
+The counts are the engine's (``reporting.analysis.engine.STRATEGIES``, ``STRATEGY_CATEGORIES`` and
+``TURNS_TO_BREAK``: one query each over the case table); the figures are derived from them here.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional
-
-import numpy as np
-import pandas as pd
 
 from reporting.analysis.stats import LOW_N, wilson
 
@@ -39,53 +38,44 @@ def _rate(failed: int, n: int) -> dict[str, Any]:
     }
 
 
-def _named(frame: pd.DataFrame) -> tuple[Any, Optional[np.ndarray]]:
-    """The strategy column and the mask of the cases that name one (None: no case does)."""
-    if "strategy" not in frame or not len(frame):
-        return None, None
-    strategy = frame["strategy"].to_numpy(dtype=object)
-    named = pd.notna(strategy)  # a name or None (the schema's strategy is text)
-    return strategy, named if named.any() else None
+def _median(distribution: Mapping[int, int]) -> Optional[float]:
+    """The median of the turns given as {turns: cases} (the mean of the two middle ones for an even count)."""
+    total = sum(distribution.values())
+    if not total:
+        return None
+    middle, seen, below = (total - 1) // 2, 0, None
+    for turns in sorted(distribution):
+        seen += distribution[turns]
+        if below is None and seen > middle:
+            below = turns
+        if seen > total // 2:
+            return (below + turns) / 2
+    raise AssertionError("unreachable: the counts sum to the total")
 
 
-def by_strategy(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """Per strategy (by name): attack success with its interval, and the turns multi-turn attacks took to break
-    the model (distribution as {turns: cases}, median)."""
-    strategy, named = _named(frame)
-    if named is None:
-        return {}
-    failed = ~frame["passed"].to_numpy(dtype=bool)
-    turns = frame["user_turns"].to_numpy(dtype=np.int64) if "user_turns" in frame else np.zeros(len(frame), np.int64)
+def by_strategy(rows: Iterable[Mapping[str, Any]], turns: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per strategy (by name, from the engine's rows: ``strategy``, ``n``, ``failed``; and of the failed cases
+    that carry a conversation ``strategy``, ``turns``, ``cases``): attack success with its interval, and the turns
+    multi-turn attacks took to break the model (distribution as {turns: cases}, median)."""
+    broke: dict[str, dict[int, int]] = {}
+    for row in turns:
+        broke.setdefault(str(row["strategy"]), {})[int(row["turns"])] = int(row["cases"])
     result: dict[str, dict[str, Any]] = {}
-    codes, names = pd.factorize(pd.Series(strategy[named], dtype=object), sort=True)
-    failed_named, turns_named = failed[named], turns[named]
-    for code, name in enumerate(names):
-        mask = codes == code
-        n, n_failed = int(mask.sum()), int((failed_named & mask).sum())
-        broke = turns_named[mask & failed_named & (turns_named > 0)]
-        distribution = Counter(int(t) for t in broke)
-        result[str(name)] = {
-            **_rate(n_failed, n),
+    for row in rows:
+        name = str(row["strategy"])
+        distribution = broke.get(name, {})
+        result[name] = {
+            **_rate(int(row["failed"]), int(row["n"])),
             "turns_to_break": {str(k): distribution[k] for k in sorted(distribution)},
-            "turns_to_break_median": float(np.median(broke)) if len(broke) else None,
+            "turns_to_break_median": _median(distribution),
         }
     return result
 
 
-def by_strategy_category(frame: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
-    """Attack success for each strategy x category pair that has cases: {strategy: {category: figures}}."""
-    strategy, named = _named(frame)
-    if named is None:
-        return {}
-    pairs = pd.DataFrame(
-        {
-            "strategy": pd.Series(strategy[named], dtype=object),
-            "category": pd.Series(frame["category"].to_numpy(dtype=object)[named], dtype=object),
-            "failed": ~frame["passed"].to_numpy(dtype=bool)[named],
-        }
-    )
-    counted = pairs.groupby(["strategy", "category"], sort=True)["failed"].agg(["size", "sum"])
+def by_strategy_category(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Attack success for each strategy x category pair that has cases (the engine's rows: ``strategy``,
+    ``category``, ``n``, ``failed``): {strategy: {category: figures}}."""
     result: dict[str, dict[str, dict[str, Any]]] = {}
-    for (name, category), row in counted.iterrows():
-        result.setdefault(str(name), {})[str(category)] = _rate(int(row["sum"]), int(row["size"]))
+    for row in rows:
+        result.setdefault(str(row["strategy"]), {})[str(row["category"])] = _rate(int(row["failed"]), int(row["n"]))
     return result
