@@ -43,14 +43,13 @@ def _median(distribution: Mapping[int, int]) -> Optional[float]:
     total = sum(distribution.values())
     if not total:
         return None
-    middle, seen, below = (total - 1) // 2, 0, None
+    middle: list[int] = []  # the values at positions (total - 1) // 2 and total // 2 of the sorted turns
+    seen = 0
     for turns in sorted(distribution):
         seen += distribution[turns]
-        if below is None and seen > middle:
-            below = turns
-        if seen > total // 2:
-            return (below + turns) / 2
-    raise AssertionError("unreachable: the counts sum to the total")
+        while len(middle) < 2 and seen > ((total - 1) // 2 if not middle else total // 2):
+            middle.append(turns)
+    return (middle[0] + middle[1]) / 2
 
 
 def by_strategy(rows: Iterable[Mapping[str, Any]], turns: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
