@@ -170,14 +170,50 @@ def test_a_server_that_dies_mid_run_loses_nothing_and_a_rerun_completes(tmp_path
         stub.stop()
     judged = [i for i, v in enumerate(verdicts) if v["passed"] is not None]
     assert len(judged) == 5 and stats.failed == 7 and len(cache) == 5
-    # once it refuses connections, the cases left are not asked (no retry storm): 5 answers, and at most the two
-    # calls in flight tried three times each (asking every case three times would be 5 + 7 x 3 = 26)
+    # once it drops or refuses connections, the cases left are not asked (no retry storm): 5 answers, and at most
+    # the two calls in flight tried three times each (asking every case three times would be 5 + 7 x 3 = 26)
     assert stats.calls <= 5 + 2 * 3
     with StubJudge("wildguard", port=port) as restarted:  # the same server back on the same port
         again, stats = judge_items(endpoint(restarted, "wildguard"), work, cache, 2)
     assert all(v["passed"] is not None for v in again)
     assert (stats.cache_hits, stats.calls, stats.judged) == (5, 7, 12)
     assert [again[i] for i in judged] == [verdicts[i] for i in judged]
+
+
+def test_a_server_that_drops_every_connection_stops_the_run_after_the_retries(tmp_path):
+    """A host that still listens but resets every connection (a proxy in front of a dead server) is as good as
+    down: once a case has been dropped through its retries, the cases not yet asked are not asked."""
+    import socket
+    import struct
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    accepted = []
+
+    def drop() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(1)
+            conn.recv(65536)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset, not a close
+            conn.close()
+
+    threading.Thread(target=drop, daemon=True).start()
+    try:
+        url, shown = parse_endpoint(f"http://127.0.0.1:{port}/v1")
+        ends = Endpoint(url, shown, "stub-model", "wildguard", None, backoff=0.001, retries=2)
+        verdicts, stats = judge_items(ends, items(20), JudgeCache(tmp_path / "c"), 2, sleep=lambda s: None)
+    finally:
+        listener.close()
+    assert all(v["passed"] is None for v in verdicts) and stats.judged == 0 and stats.failed == 20
+    assert stats.calls <= 2 * 3 and len(accepted) == stats.calls  # the two cases in flight, three attempts each
+    assert "gave up after 3 attempt(s)" in stats.first_failure
 
 
 def test_concurrency_is_bounded(tmp_path):

@@ -207,11 +207,12 @@ def call(
             reason = exc.reason
             timed_out = isinstance(reason, (TimeoutError, socket.timeout))
             detail = f"{'timed out' if timed_out else 'cannot connect'}: {endpoint.shown} ({reason})"
-            unreachable = isinstance(reason, (ConnectionRefusedError, socket.gaierror))
+            unreachable = isinstance(reason, (ConnectionRefusedError, ConnectionResetError, socket.gaierror))
         except TimeoutError:
             detail, unreachable = f"timed out after {endpoint.timeout:g} s: {endpoint.shown}", False
         except (http.client.HTTPException, ConnectionError, OSError) as exc:
-            detail, unreachable = f"connection to {endpoint.shown} failed ({type(exc).__name__})", False
+            detail = f"connection to {endpoint.shown} failed ({type(exc).__name__})"
+            unreachable = isinstance(exc, (ConnectionResetError, ConnectionAbortedError))  # dropped, every attempt
         if attempt == endpoint.retries:
             if unreachable and stop is not None:
                 stop.set()
