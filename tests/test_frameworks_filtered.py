@@ -129,18 +129,27 @@ def test_kept_rows_are_placed_among_the_run_positions():
     import numpy as np
     import pandas as pd
 
-    from reporting.report.frameworks import _places
+    from reporting.report.frameworks import _places, _positions
 
     def rows(*positions):
         return pd.DataFrame({"x": range(len(positions))}, index=pd.Index(positions, dtype=np.int64))
 
-    assert _places(np.array([2, 5, 7, 9]), [rows(9, 5)]).tolist() == [1, 3]  # sorted into the run's order
-    assert _places(np.array([2, 5, 7, 9]), [rows(5), rows(2, 9)]).tolist() == [0, 1, 3]
-    assert _places(np.array([2, 5, 7, 9]), [rows(5, 6)]) is None  # 6 is not a case of the run
-    assert _places(np.array([2, 5, 7, 9]), [rows(5, 10)]) is None
-    assert _places(np.arange(4), [rows(1, 3), rows(0)]).tolist() == [0, 1, 3]  # every position: as they are
-    assert _places(np.arange(4), [rows(1, 4)]) is None
-    assert _places(np.arange(4), [rows()]).tolist() == []
+    assert _places(np.array([2, 5, 7, 9]), _positions([rows(9, 5)], ascending=True)).tolist() == [
+        1,
+        3,
+    ]  # sorted into the run's order
+    assert _places(np.array([2, 5, 7, 9]), _positions([rows(5), rows(2, 9)], ascending=True)).tolist() == [0, 1, 3]
+    assert (
+        _places(np.array([2, 5, 7, 9]), _positions([rows(5, 6)], ascending=True)) is None
+    )  # 6 is not a case of the run
+    assert _places(np.array([2, 5, 7, 9]), _positions([rows(5, 10)], ascending=True)) is None
+    assert _places(np.arange(4), _positions([rows(1, 3), rows(0)], ascending=True)).tolist() == [
+        0,
+        1,
+        3,
+    ]  # every position: as they are
+    assert _places(np.arange(4), _positions([rows(1, 4)], ascending=True)) is None
+    assert _places(np.arange(4), _positions([rows()], ascending=True)).tolist() == []
 
 
 def test_a_run_without_cases_has_no_groups_and_every_item_untested():

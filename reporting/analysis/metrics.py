@@ -266,8 +266,7 @@ def aggregate_metrics(
         error_cases = error_frame(run_or_frame, texts=False)
         errors = len(error_cases)
     table = case_table(frame) if table is None else table
-    metrics, _, _ = metrics_while(table, lambda: frame, errors or 0, error_cases)
-    return metrics
+    return metrics_while(table, lambda: frame, errors or 0, error_cases)[0]
 
 
 def metrics_while(
@@ -276,10 +275,10 @@ def metrics_while(
     errors: int,
     error_cases: Optional[pd.DataFrame],
     also: Optional[Callable[[pd.DataFrame], Any]] = None,
-) -> tuple[dict[str, Any], pd.DataFrame, Any]:
+) -> tuple[dict[str, Any], Any]:
     """``aggregate_metrics`` of the evaluated cases in ``table`` (``case_table`` of their frame), their frame made
     by ``frame_of`` in this thread while the engine's queries run (a filter's copy of its kept rows overlaps them),
-    and ``also`` of that frame done then too. Returns the figures, the frame and what ``also`` gave."""
+    and ``also`` of that frame done then too. Returns the figures and what ``also`` gave."""
     made: dict[str, Any] = {}
 
     def meanwhile() -> None:
@@ -293,4 +292,4 @@ def metrics_while(
     engine_figures = _engine_figures(found, frame, errors)
     later = {key: engine_figures.pop(key) for key in ("repetitions", "by_strategy", "by_strategy_category")}
     # in the order recompute has always written them
-    return {**engine_figures, **by_frame, **later}, frame, made["also"]
+    return {**engine_figures, **by_frame, **later}, made["also"]

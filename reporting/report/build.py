@@ -95,9 +95,9 @@ def build_report(
             rows = KeptRows(make=lambda: whole[kept], count=int(kept.sum()))
             # the columns the figures read, of the kept rows, are copied and their framework figures counted while
             # the engine's queries run; every column only when a page or an export reads the frame
-            metrics, _, figures = metrics_while(
+            metrics, figures = metrics_while(
                 table,
-                lambda: whole[[c for c in FIGURE_COLUMNS if c in whole]][kept],
+                lambda: whole[list(FIGURE_COLUMNS)][kept],
                 len(errors),
                 errors,
                 lambda frame: kept_figures(data.cases, data.run, frame, errors, catalog, rows.get),

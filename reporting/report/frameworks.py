@@ -75,8 +75,8 @@ def kept_cases(run: Any, frame: Any, errors: Any) -> dict[str, list[Any]]:
     import numpy as np
     import pandas as pd
 
-    parts = [frame] + ([errors] if errors is not None and len(errors) else [])
-    positions = np.concatenate([part.index.to_numpy(dtype=np.int64) for part in parts])
+    parts = _parts(frame, errors)
+    positions = _positions(parts)
     order = np.argsort(positions, kind="stable")
     in_order = len(parts) == 1 and bool((order == np.arange(len(order))).all())
 
@@ -175,11 +175,8 @@ class RunCases:
 
 def run_cases(run: Any, frame: Any, errors: Any) -> RunCases:
     """The ``RunCases`` of a run's case frame and error frame (``kept_cases`` of every case)."""
-    import numpy as np
-
     columns = kept_cases(run, frame, errors)
-    parts = [frame] + ([errors] if errors is not None and len(errors) else [])
-    positions = np.sort(np.concatenate([part.index.to_numpy(dtype=np.int64) for part in parts]), kind="stable")
+    positions = _positions(_parts(frame, errors), ascending=True)
     rank = {tier: i for i, tier in enumerate(SEVERITIES)}
     try:
         groups: Optional[CaseGroups] = case_groups(
@@ -209,20 +206,32 @@ def kept_figures(
     ``every_column``: the kept cases' frame with every column, when ``frame`` holds only some."""
     catalog = catalog or builtin_catalog()
     if cases is not None and cases.groups is not None:
-        at = _places(cases.positions, [frame] + ([errors] if errors is not None and len(errors) else []))
+        at = _places(cases.positions, _positions(_parts(frame, errors), ascending=True))
         if at is not None:
             return figures_of_groups(tallies(cases.groups, at), cases.ids, catalog, True, cases.names)
     return column_figures(kept_cases(run, frame if every_column is None else every_column(), errors), catalog)
 
 
-def _places(positions: Any, parts: list[Any]) -> Any:
-    """Where the rows of ``parts`` (frames indexed by run position) stand among ``positions`` (ascending), in the
-    run's order; None when a row is not there."""
+def _parts(frame: Any, errors: Any) -> list[Any]:
+    """A report's case frames: the evaluated cases, and the cases not evaluated when there are any."""
+    return [frame] + ([errors] if errors is not None and len(errors) else [])
+
+
+def _positions(parts: list[Any], ascending: bool = False) -> Any:
+    """The run positions of the rows of ``parts`` (frames indexed by position), as they stand or ascending."""
     import numpy as np
 
-    kept = np.concatenate([part.index.to_numpy(dtype=np.int64) for part in parts])
-    if len(parts) > 1 or (len(kept) > 1 and not bool((kept[1:] > kept[:-1]).all())):
-        kept = np.sort(kept, kind="stable")
+    found = np.concatenate([part.index.to_numpy(dtype=np.int64) for part in parts])
+    if ascending and (len(parts) > 1 or (len(found) > 1 and not bool((found[1:] > found[:-1]).all()))):
+        found = np.sort(found, kind="stable")
+    return found
+
+
+def _places(positions: Any, kept: Any) -> Any:
+    """Where the run positions ``kept`` (ascending) stand among ``positions`` (ascending); None when one is not
+    there."""
+    import numpy as np
+
     if len(kept) == 0:
         return kept
     if len(positions) and positions[0] == 0 and positions[-1] == len(positions) - 1:  # every position, 0 to n - 1
