@@ -3,7 +3,8 @@ decompressed one after another, in the order of their names) or the elements of 
 array (each decoded strictly on its own). Each source gives the log without its samples first. The problems are
 the ones a reading of the whole log gives: an archive's problem is the first one of its members in the
 archive's order, whichever member the reading had reached; a ``.json`` log that is not as Inspect writes it
-(a problem anywhere, a key given twice, a top-level value that is not an object...) is read whole instead."""
+(a problem anywhere, a key given twice, a top-level value that is not an object...) is read whole instead. A
+sample's transcript (``UNREAD``) is checked as JSON text, not decoded (``format/strict_fields.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
+from reporting.format.strict_fields import strict_object_loads
 from reporting.format.strict_json import MAX_DECODE_DEPTH, strict_loads, utf8_text
+
+# A sample's fields no case is made of, checked as JSON text but not decoded (``strict_fields``): its transcript
+# (``events``, most of a sample's bytes) and the pool of messages and calls its events point into.
+UNREAD = frozenset({"events", "events_data"})
 
 
 class Source:
@@ -98,7 +104,7 @@ class _Eval(Source):
                 return
             if not self.decode:
                 continue
-            value, errors = strict_loads(self.label, content, name)
+            value, errors = strict_object_loads(self.label, content, name, UNREAD)
             del content
             self.problems.extend(errors)
             if not errors:
@@ -177,7 +183,9 @@ class _Json(Source):
 
     def samples(self) -> Iterator[Any]:
         for index, (start, end) in enumerate(self.spans):
-            value, errors = strict_loads(self.label, self.text[start:end], f"samples[{index}]", MAX_DECODE_DEPTH - 2)
+            value, errors = strict_object_loads(
+                self.label, self.text[start:end], f"samples[{index}]", UNREAD, MAX_DECODE_DEPTH - 2
+            )
             if errors:
                 self.restart = True
                 return
