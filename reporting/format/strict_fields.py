@@ -8,7 +8,8 @@ escapes, lone surrogates, numbers' syntax, no NaN, no control character, nesting
 UTF-8; a key given twice inside them, an integer of many digits, a number beyond float range or nesting deeper
 than ``max_depth`` (but within msgspec's limit) there is not a problem, since no value of theirs reaches a
 case. Anything else (not an object, a key of the object given twice, text
-msgspec refuses) is read whole by ``strict_loads``, which names what is wrong."""
+msgspec refuses, a colon written as an escape anywhere) is read whole by ``strict_loads``, which names what is
+wrong, the unread fields included (so a sample with an escaped colon is held to the whole reading)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,12 @@ def strict_object_loads(
     object, in its order, less those fields), or ``(None, problems)``. Never raises on any input."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     kept = _kept(raw, unread)
-    return strict_loads(file, data if kept is None else kept, path, max_depth)
+    if kept is not None:
+        return strict_loads(file, kept, path, max_depth)
+    value, problems = strict_loads(file, data, path, max_depth)  # read whole: its unread fields dropped all the same
+    if isinstance(value, dict) and not unread.isdisjoint(value):
+        value = {key: item for key, item in value.items() if key not in unread}
+    return value, problems
 
 
 def _kept(raw: bytes, unread: frozenset[str]) -> Union[bytes, None]:
