@@ -202,3 +202,23 @@ def test_a_null_row_backed_by_items_does_not_shift_the_rows_after_it():
         None,  # no verdicts: left out of the line
         ["e", "f"],
     ]
+
+
+def test_a_chunk_of_repeated_texts_is_written_alike(tmp_path, monkeypatch):
+    """Chunks of more than ``DISTINCT_LEAST`` cases whose texts repeat (each distinct text's JSON made once, read
+    as a dictionary by the join): hostile texts with DEL beside texts beyond ASCII, nulls, a piece of one value
+    over the chunk and pieces whose every value differs."""
+    document = synthetic_run(2600, seed=11)
+    document["schema_version"] = 3
+    for i, case in enumerate(document["cases"]):
+        text = HOSTILE[i % len(HOSTILE)]
+        case["response"] = text if i % 2 else f"unique {i}\x7f"
+        case["task"] = None if i % 13 == 0 else text
+        case["explanation"] = "same everywhere"
+        case["risk_score"] = [0.0, 0.5, 1.0][i % 3]
+        if i % 17 == 0:
+            case.update(passed=None, risk_score=None, error="timeout")
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert written(path, monkeypatch, rows=1500)
+    assert written(path)
