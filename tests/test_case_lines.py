@@ -222,3 +222,27 @@ def test_a_chunk_of_repeated_texts_is_written_alike(tmp_path, monkeypatch):
     path.write_text(json.dumps(document))
     assert written(path, monkeypatch, rows=1500)
     assert written(path)
+
+
+def test_a_parquet_run_whose_texts_are_dictionaries_is_written_alike(tmp_path, monkeypatch):
+    """A Parquet run's texts come as dictionary arrays, which Arrow's string functions do not take: its lines are
+    the per-case writer's all the same, and the JSON run's (``recompute`` of a Parquet run above COMPACT_ABOVE
+    cases was an internal error)."""
+    from reporting.format.parquet import case_table, write_case_table
+
+    document = synthetic_run(1300, seed=5)
+    for i, case in enumerate(document["cases"]):
+        case["response"] = HOSTILE[i % len(HOSTILE)] + ("\x7f" if i % 3 else "")
+        case["task"] = None if i % 7 == 0 else HOSTILE[i % 2]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    write_case_table(case_table(reporting.read_run(str(path))), str(tmp_path / "run.parquet"))
+    run = reporting.read_run(str(tmp_path / "run.parquet"))
+    table = table_of(run)
+    assert table is not None and any(pa.types.is_dictionary(t) for t in table.schema.types)
+    assert written(tmp_path / "run.parquet", monkeypatch, rows=1100)
+    texts = []
+    for name in ("run.json", "run.parquet"):
+        report = build_report(reporting.read_run(str(tmp_path / name)), with_observability=False)
+        texts.append("".join(report_document(report, stream_cases=True)["cases"]))
+    assert texts[0] == texts[1]

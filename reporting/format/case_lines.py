@@ -75,7 +75,7 @@ def case_lines(
 
 
 def _chunk(part, added, label: str, first: int, none, empty, shape) -> list[str]:
-    part = part.combine_chunks()
+    part = _plain(part.combine_chunks())
     lines = None
     if set(part.column_names) <= _KNOWN:
         carried, odd, wide = _extras(part, none, empty, shape)
@@ -86,6 +86,18 @@ def _chunk(part, added, label: str, first: int, none, empty, shape) -> list[str]
     for i in odd:  # an extra naming a field of the table's or a key the writer adds: made the per-case way
         made[i] = _per_case(part, i, added, label, first, none, empty, shape)
     return made
+
+
+def _plain(part):
+    """The chunk with each dictionary column (a Parquet run's texts, as its reader gives them) as its texts: the
+    string functions below take no dictionary (a Parquet run above ``COMPACT_ABOVE`` cases was an internal error
+    of ``recompute``)."""
+    import pyarrow as pa
+
+    for i, field in enumerate(part.schema):
+        if pa.types.is_dictionary(field.type):
+            part = part.set_column(i, field.name, part.column(i).cast(field.type.value_type))
+    return part
 
 
 def _per_case(part, i: int, added, label: str, first: int, none, empty, shape) -> str:
