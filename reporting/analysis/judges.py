@@ -7,7 +7,6 @@ did not judge the case. Only evaluated cases are counted (a case not evaluated h
 
 from __future__ import annotations
 
-from itertools import combinations
 from typing import Any, Optional
 
 import numpy as np
@@ -17,124 +16,173 @@ from reporting.analysis.figures import proportion
 from reporting.analysis.grouping import by_identity
 from reporting.analysis.stats import wilson
 
+NOT_JUDGED = -1  # a verdict's ``passed`` in ``judge_rows``: 1 passed, 0 failed, -1 not judged (null)
 
-def verdicts_by_judge(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]]]:
-    """judge -> {case index -> passed (None: not judged)}, over the cases that carry verdicts. A case frame shares
-    one mapping among the rows whose verdicts are the same (a detector's verdicts repeat over a garak run's
-    attempts), so each distinct mapping is read once and its judges' verdicts spread to its rows by whole columns;
-    the judges in the order the cases first name them, each judge's cases in the frame's order."""
-    by_judge: dict[str, dict[Any, Optional[bool]]] = {}
+
+def judge_rows(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """judge -> (the rows of ``frame`` that carry its verdict, in order; each one's verdict: 1 passed, 0 failed,
+    ``NOT_JUDGED``), the judges in the order the cases first name them. A case frame shares one mapping among the
+    rows whose verdicts are the same (a detector's verdicts repeat over a garak run's attempts), so each distinct
+    mapping is read once and its judges' verdicts spread to its rows by whole columns. A ``passed`` that is not
+    a boolean is not a verdict: not judged."""
+    found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if "verdicts" not in frame:
-        return by_judge
+        return found
     values = frame["verdicts"].to_numpy(dtype=object)
     # cases without verdicts (missing or empty) are skipped in C
     present = pd.notna(values) & np.fromiter(map(bool, values), dtype=bool, count=len(values))
-    values, index = values[present], frame.index.to_numpy()[present]
-    codes, firsts = by_identity(values)  # code k: the k-th distinct mapping to appear
-    judged: dict[str, tuple[np.ndarray, list[Optional[bool]]]] = {}
-    for k, verdicts in enumerate(values[firsts].tolist()):
+    rows = np.flatnonzero(present)
+    codes, firsts = by_identity(values[present])  # code k: the k-th distinct mapping to appear
+    judged: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for k, verdicts in enumerate(values[present][firsts].tolist()):
         for name, verdict in verdicts.items():
             passed = verdict.passed if hasattr(verdict, "passed") else verdict.get("passed")
-            has, said = judged.setdefault(str(name), (np.zeros(len(firsts), dtype=bool), [None] * len(firsts)))
-            has[k], said[k] = True, passed
+            has, said = judged.setdefault(
+                str(name), (np.zeros(len(firsts), dtype=bool), np.full(len(firsts), NOT_JUDGED, dtype=np.int8))
+            )
+            has[k], said[k] = True, (1 if passed is True else 0 if passed is False else NOT_JUDGED)
     for name, (has, said) in judged.items():
-        rows = has[codes]
-        by_judge[name] = dict(zip(index[rows].tolist(), np.array(said, dtype=object)[codes[rows]].tolist()))
-    return by_judge
+        carried = has[codes]
+        found[name] = (rows[carried], said[codes[carried]])
+    return found
 
 
-def with_error_verdicts(
-    by_judge: dict[str, dict[Any, Optional[bool]]], error_cases: Optional[pd.DataFrame]
-) -> dict[str, dict[Any, Optional[bool]]]:
-    """The judges' verdicts with those of the cases not evaluated added (each one null: an error of that judge)."""
-    if error_cases is None or not len(error_cases):
-        return by_judge
-    judged = {name: dict(verdicts) for name, verdicts in by_judge.items()}
-    for name, verdicts in verdicts_by_judge(error_cases).items():
-        judged.setdefault(name, {}).update(verdicts)
-    return judged
+def verdicts_by_judge(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]]]:
+    """judge -> {case index -> passed (None: not judged)}, over the cases that carry verdicts (``judge_rows``)."""
+    index = frame.index.to_numpy()
+    spelled = np.array([None, False, True], dtype=object)  # by the verdict's number plus one
+    return {
+        name: dict(zip(index[rows].tolist(), spelled[said + 1].tolist()))
+        for name, (rows, said) in judge_rows(frame).items()
+    }
 
 
-def judge_figures(frame: pd.DataFrame, by_judge: Optional[dict[str, dict[Any, Optional[bool]]]] = None):
-    """For each judge: cases it saw (``n``), passed, failed, errors (saw but did not judge), pass rate and its
-    95% Wilson interval over the cases it judged. ``by_judge``: the verdicts already gathered from ``frame``."""
-    result: dict[str, dict[str, Any]] = {}
-    for name, verdicts in sorted((verdicts_by_judge(frame) if by_judge is None else by_judge).items()):
-        values = list(verdicts.values())
-        passed = sum(1 for v in values if v is True)
-        failed = sum(1 for v in values if v is False)
-        judged = passed + failed
-        result[name] = {
-            "n": len(values),
-            "passed": passed,
-            "failed": failed,
-            "errors": len(values) - judged,
-            "pass_rate": proportion(passed, judged)[0],
-            "pass_rate_ci": proportion(passed, judged)[1],
+def verdict_table(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame] = None) -> tuple[list[str], Any]:
+    """The judges, by name, and the table of their verdicts the engine's judge queries read (``JUDGE_COUNTS``,
+    ``JUDGE_PAIRS``): a row a verdict, its judge's number in that list, its case's row (in ``frame``; in
+    ``error_cases`` counted on after it), ``passed`` (null: not judged) and whether the case was evaluated."""
+    import pyarrow as pa
+
+    parts = [(judge_rows(frame), 0, True)]
+    if error_cases is not None and len(error_cases):
+        parts.append((judge_rows(error_cases), len(frame), False))
+    names = sorted({name for found, _, _ in parts for name in found})
+    number = {name: k for k, name in enumerate(names)}
+    judges, rows, said, evaluated = [], [], [], []
+    for found, offset, kind in parts:
+        for name, (at, given) in found.items():
+            judges.append(np.full(len(at), number[name], dtype=np.int32))
+            rows.append(at.astype(np.int64) + offset)
+            said.append(given)
+            evaluated.append(np.full(len(at), kind))
+    joined = [
+        np.concatenate(part) if part else np.zeros(0, dtype=kind)
+        for part, kind in ((judges, np.int32), (rows, np.int64), (said, np.int8), (evaluated, bool))
+    ]
+    table = pa.table(
+        {
+            "judge": pa.array(joined[0], pa.int32()),
+            "row": pa.array(joined[1], pa.int64()),
+            "passed": pa.array(joined[2] == 1, pa.bool_(), mask=joined[2] == NOT_JUDGED),
+            "evaluated": pa.array(joined[3], pa.bool_()),
         }
-    return result
+    )
+    return names, table
 
 
-def cohen_kappa(a: list[bool], b: list[bool]) -> Optional[float]:
-    """Cohen's kappa of two raters' pass/fail verdicts on the same cases; None where chance agreement is total
-    (both raters constant), which leaves kappa undefined."""
-    n = len(a)
+def judges_figures(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame] = None) -> dict[str, Any]:
+    """The judges' figures of ``frame``, from the engine's two queries over its verdicts (``verdict_table``):
+    ``judges``: for each judge, the cases it saw (``n``: evaluated and not), passed, failed, errors (saw but did not
+    judge), pass rate and its 95% Wilson interval over the cases it judged; ``judge_agreement``: each pair of
+    judges with evaluated cases both judged, n, the share on which they agree with its Wilson interval, and
+    Cohen's kappa, among at most ``JUDGE_PAIR_CAP`` judges (``paired_judges``); ``judges_not_paired``: how many
+    judges are left out of the pairs. ``error_cases``: the cases not evaluated, whose verdicts count as errors."""
+    import pyarrow as pa
+
+    from reporting.analysis.engine import JUDGE_COUNTS, JUDGE_PAIRS, rows_of
+
+    names, table = verdict_table(frame, error_cases)
+    if not names:
+        return {"judges": {}, "judge_agreement": [], "judges_not_paired": 0}
+    counts = rows_of(JUDGE_COUNTS, {"verdicts": table})
+    totals = {name: {"n": 0, "passed": 0, "failed": 0} for name in names}
+    judged_here = dict.fromkeys(names, 0)  # verdicts given on evaluated cases: who judged the most
+    for row in counts:
+        name = names[row["judge"]]
+        for key in ("n", "passed", "failed"):
+            totals[name][key] += int(row[key])
+        if row["evaluated"]:
+            judged_here[name] += int(row["passed"]) + int(row["failed"])
+    figures: dict[str, dict[str, Any]] = {}
+    for name in names:
+        n, passed, failed = totals[name]["n"], totals[name]["passed"], totals[name]["failed"]
+        rate = proportion(passed, passed + failed)
+        figures[name] = {"n": n, "passed": passed, "failed": failed, "errors": n - passed - failed}
+        figures[name].update(pass_rate=rate[0], pass_rate_ci=rate[1])
+    here = {names[row["judge"]] for row in counts if row["evaluated"]}  # the judges of the evaluated cases
+    paired, not_paired = paired_judges({name: judged_here[name] for name in names if name in here})
+    chosen = pa.table({"judge": pa.array([names.index(name) for name in paired], pa.int32())})
+    pairs = [
+        {
+            "judges": [names[row["first"]], names[row["second"]]],
+            **agreement_of(int(row["n"]), int(row["agree"]), int(row["first_passed"]), int(row["second_passed"])),
+        }
+        for row in rows_of(JUDGE_PAIRS, {"verdicts": table, "paired": chosen})
+    ]
+    return {"judges": figures, "judge_agreement": pairs, "judges_not_paired": not_paired}
+
+
+def judge_figures(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame] = None) -> dict[str, dict[str, Any]]:
+    """Each judge's figures (``judges_figures``)."""
+    return judges_figures(frame, error_cases)["judges"]
+
+
+def kappa_of(n: int, agree: int, first_passed: int, second_passed: int) -> Optional[float]:
+    """Cohen's kappa of two raters' pass/fail verdicts on ``n`` cases, ``agree`` of them alike, each rater passing
+    the counts given; None where chance agreement is total (both raters constant), which leaves kappa undefined."""
     if n == 0:
         return None
-    observed = sum(1 for x, y in zip(a, b) if x == y) / n
-    pa, pb = sum(a) / n, sum(b) / n
+    observed = agree / n
+    pa, pb = first_passed / n, second_passed / n
     expected = pa * pb + (1 - pa) * (1 - pb)
     if expected >= 1.0:
         return None
     return (observed - expected) / (1 - expected)
 
 
+def agreement_of(n: int, agree: int, first_passed: int, second_passed: int) -> dict[str, Any]:
+    """n, the share on which two raters agree with its Wilson interval, and Cohen's kappa (``kappa_of``)."""
+    return {
+        "n": n,
+        "agreement": agree / n,
+        "agreement_ci": wilson(agree, n),
+        "kappa": kappa_of(n, agree, first_passed, second_passed),
+    }
+
+
+def cohen_kappa(a: list[bool], b: list[bool]) -> Optional[float]:
+    """Cohen's kappa of two raters' verdicts on the same cases (``kappa_of`` of their counts)."""
+    return kappa_of(len(a), sum(1 for x, y in zip(a, b) if x == y), sum(a), sum(b))
+
+
 def pair_agreement(a: list[bool], b: list[bool]) -> dict[str, Any]:
-    """Two raters' verdicts on the same cases: n, the share on which they agree with its Wilson interval, and
-    Cohen's kappa."""
-    agree = sum(1 for x, y in zip(a, b) if x == y)
-    return {"n": len(a), "agreement": agree / len(a), "agreement_ci": wilson(agree, len(a)), "kappa": cohen_kappa(a, b)}
+    """Two raters' verdicts on the same cases: ``agreement_of`` their counts."""
+    return agreement_of(len(a), sum(1 for x, y in zip(a, b) if x == y), sum(a), sum(b))
 
 
 JUDGE_PAIR_CAP = 12  # judges whose every pair is compared (66 pairs); a run with more names pairs the busiest 12
 
 
-def paired_judges(by_judge: dict[str, dict[Any, Optional[bool]]]) -> tuple[list[str], int]:
-    """The judges whose agreement is computed pair by pair, sorted by name, and how many more judges are not paired.
-    Every judge up to ``JUDGE_PAIR_CAP``; beyond it the ``JUDGE_PAIR_CAP`` that judged the most cases (ties by name),
-    so that the pairs, and the work and output they take, stay bounded whatever number of judge names a run holds
-    (issue 30: 2,000 names made 2 million pairs). Each judge's own figures (``judge_figures``) cover every judge."""
-    if len(by_judge) <= JUDGE_PAIR_CAP:
-        return sorted(by_judge), 0
-    judged = {name: sum(1 for v in verdicts.values() if v is not None) for name, verdicts in by_judge.items()}
+def paired_judges(judged: dict[str, int]) -> tuple[list[str], int]:
+    """The judges whose agreement is computed pair by pair, sorted by name, and how many more judges are not paired,
+    of the judges of the evaluated cases with how many of them each judged. Every judge up to ``JUDGE_PAIR_CAP``;
+    beyond it the ``JUDGE_PAIR_CAP`` that judged the most cases (ties by name), so that the pairs, and the work and
+    output they take, stay bounded whatever number of judge names a run holds (issue 30: 2,000 names made 2
+    million pairs). Each judge's own figures cover every judge."""
+    if len(judged) <= JUDGE_PAIR_CAP:
+        return sorted(judged), 0
     busiest = sorted(judged, key=lambda name: (-judged[name], name))[:JUDGE_PAIR_CAP]
-    return sorted(busiest), len(by_judge) - JUDGE_PAIR_CAP
-
-
-def judges_not_paired(frame: pd.DataFrame, by_judge: Optional[dict[str, dict[Any, Optional[bool]]]] = None) -> int:
-    """How many judges ``judge_agreement`` leaves out of its pairs (0 up to ``JUDGE_PAIR_CAP`` judges)."""
-    return paired_judges(verdicts_by_judge(frame) if by_judge is None else by_judge)[1]
-
-
-def judge_agreement(
-    frame: pd.DataFrame, by_judge: Optional[dict[str, dict[Any, Optional[bool]]]] = None
-) -> list[dict[str, Any]]:
-    """Each pair of judges with cases both judged: n, the share on which they agree, Cohen's kappa; at most
-    ``JUDGE_PAIR_CAP`` judges are paired (``paired_judges``), so at most 66 pairs.
-    ``by_judge``: the verdicts already gathered from ``frame``."""
-    by_judge = verdicts_by_judge(frame) if by_judge is None else by_judge
-    pairs = []
-    for first, second in combinations(paired_judges(by_judge)[0], 2):
-        a_all, b_all = by_judge[first], by_judge[second]
-        common = [i for i in a_all if a_all[i] is not None and b_all.get(i) is not None]
-        if common:
-            pairs.append(
-                {
-                    "judges": [first, second],
-                    **pair_agreement([bool(a_all[i]) for i in common], [bool(b_all[i]) for i in common]),
-                }
-            )
-    return pairs
+    return sorted(busiest), len(judged) - JUDGE_PAIR_CAP
 
 
 def disagreements(frame: pd.DataFrame, limit: int = 500) -> tuple[list[str], list[dict[str, Any]]]:

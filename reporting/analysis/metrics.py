@@ -22,13 +22,7 @@ from reporting.analysis import figures
 from reporting.analysis.contradiction import derive_self_contradiction
 from reporting.analysis.engine import Session, case_table, one_row
 from reporting.analysis.grouping import probe_keys
-from reporting.analysis.judges import (
-    judge_agreement,
-    judge_figures,
-    judges_not_paired,
-    verdicts_by_judge,
-    with_error_verdicts,
-)
+from reporting.analysis.judges import judges_figures
 from reporting.analysis.repetitions import repetition_figures
 from reporting.analysis.strategies import by_strategy, by_strategy_category, user_turns
 from reporting.analysis.table_frame import table_columns
@@ -240,14 +234,8 @@ def _engine_figures(found: Mapping[str, Any], frame: pd.DataFrame, errors: int) 
 
 
 def _frame_figures(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame]) -> dict[str, Any]:
-    """The judges' figures of ``frame``."""
-    by_judge = verdicts_by_judge(frame)  # gathered once for both judge figures
-    judged = with_error_verdicts(by_judge, error_cases)
-    return {
-        "judges": judge_figures(frame, judged),
-        "judge_agreement": judge_agreement(frame, by_judge),
-        "judges_not_paired": judges_not_paired(frame, by_judge),
-    }
+    """The judges' figures of ``frame`` (the engine's queries over its verdicts)."""
+    return judges_figures(frame, error_cases)
 
 
 def aggregate_metrics(
