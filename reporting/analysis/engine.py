@@ -129,18 +129,19 @@ MOST_AT_ONCE = 4  # queries run at once by ``Session.together``
 
 # The judges' figures and agreement, over a table of verdicts (``reporting.analysis.judges.verdict_table``): one
 # row a judge's verdict on a case, ``judge`` the judge's number, ``row`` the case's, ``passed`` null where the judge
-# did not judge it, ``evaluated`` false for a case not evaluated (an error of every judge that was to judge it).
+# did not judge it, ``evaluated`` false for a case not evaluated (its primary verdict null: an importer gives every
+# judge that was to judge it a null verdict, an error of that judge; a verdict it does carry counts as given).
 JUDGE_COUNTS = """
 SELECT judge, evaluated, count(*) AS n, count(*) FILTER (WHERE passed) AS passed,
        count(*) FILTER (WHERE NOT passed) AS failed
 FROM verdicts GROUP BY judge, evaluated ORDER BY judge, evaluated"""
-# each pair of the judges in ``paired``, over the evaluated cases both judged
+# each pair of judges, over the evaluated cases both judged, of a table of the paired judges' verdicts alone (so
+# that a case judged by thousands of judges joins at most ``JUDGE_PAIR_CAP`` of them)
 JUDGE_PAIRS = """
 SELECT a.judge AS first, b.judge AS second, count(*) AS n, count(*) FILTER (WHERE a.passed = b.passed) AS agree,
        count(*) FILTER (WHERE a.passed) AS first_passed, count(*) FILTER (WHERE b.passed) AS second_passed
 FROM verdicts AS a JOIN verdicts AS b ON a.row = b.row AND a.judge < b.judge
 WHERE a.evaluated AND b.evaluated AND a.passed IS NOT NULL AND b.passed IS NOT NULL
-  AND a.judge IN (SELECT judge FROM paired) AND b.judge IN (SELECT judge FROM paired)
 GROUP BY a.judge, b.judge ORDER BY a.judge, b.judge"""
 
 

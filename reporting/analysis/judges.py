@@ -96,8 +96,10 @@ def judges_figures(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame] = No
     judge), pass rate and its 95% Wilson interval over the cases it judged; ``judge_agreement``: each pair of
     judges with evaluated cases both judged, n, the share on which they agree with its Wilson interval, and
     Cohen's kappa, among at most ``JUDGE_PAIR_CAP`` judges (``paired_judges``); ``judges_not_paired``: how many
-    judges are left out of the pairs. ``error_cases``: the cases not evaluated, whose verdicts count as errors."""
+    judges are left out of the pairs. ``error_cases``: the cases not evaluated, whose verdicts count in each judge's
+    figures (null: an error of that judge), not in the pairs."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from reporting.analysis.engine import JUDGE_COUNTS, JUDGE_PAIRS, rows_of
 
@@ -121,13 +123,14 @@ def judges_figures(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame] = No
         figures[name].update(pass_rate=rate[0], pass_rate_ci=rate[1])
     here = {names[row["judge"]] for row in counts if row["evaluated"]}  # the judges of the evaluated cases
     paired, not_paired = paired_judges({name: judged_here[name] for name in names if name in here})
-    chosen = pa.table({"judge": pa.array([names.index(name) for name in paired], pa.int32())})
+    chosen = pa.array([names.index(name) for name in paired], pa.int32())
+    kept = table.filter(pc.is_in(table.column("judge"), value_set=chosen))  # the paired judges' verdicts alone
     pairs = [
         {
             "judges": [names[row["first"]], names[row["second"]]],
             **agreement_of(int(row["n"]), int(row["agree"]), int(row["first_passed"]), int(row["second_passed"])),
         }
-        for row in rows_of(JUDGE_PAIRS, {"verdicts": table, "paired": chosen})
+        for row in rows_of(JUDGE_PAIRS, {"verdicts": kept})
     ]
     return {"judges": figures, "judge_agreement": pairs, "judges_not_paired": not_paired}
 
