@@ -247,8 +247,9 @@ def aggregate_metrics(
     """All run-level figures of docs/metrics.md, recomputed from the cases. Rates are over evaluated cases;
     ``errors`` counts the cases not evaluated (from the run itself when a run is given). ``error_cases``: those
     cases (``error_frame``), whose judges' verdicts count in each judge's figures (a sample that errored is an
-    error of every scorer that was to judge it: its importer gives each a null verdict; a verdict given counts). ``table``: the engine's table of the frame's rows
-    (``reporting.analysis.engine.case_table``), when the caller keeps one."""
+    error of every scorer that was to judge it: its importer gives each a null verdict; a verdict given counts).
+    ``table``: the engine's table of the frame's rows (``reporting.analysis.engine.case_table``), when the caller
+    keeps one."""
     frame = run_or_frame if isinstance(run_or_frame, pd.DataFrame) else cases_frame(run_or_frame, texts=False)
     if isinstance(run_or_frame, RunReport) and (errors is None or error_cases is None):
         error_cases = error_frame(run_or_frame, texts=False)
