@@ -26,6 +26,7 @@ from reporting.format.table_records import (
     FIELD_SET,
     FIELDS,
     dumped_rows,
+    joined_rows,
     list_items,
     offsets_from_zero,
     per_distinct,
@@ -181,7 +182,7 @@ def _lines(part, added, carried, none, empty, wide):
     pieces.append(("", carried, ""))
     pieces.append((',"derived_failure_modes":', _lists_of(derived), ""))
     pieces.append(("}", None, ""))
-    lines = _joined(pieces, n)
+    lines = joined_rows(pieces, n)
     # dumps_line escapes DEL (ASCII) only in a line whose text holds a character beyond ASCII; a value of ASCII
     # alone was made without, so such a line has its DEL escaped here (the other characters it escapes are beyond
     # ASCII: escaped in their value already)
@@ -189,51 +190,6 @@ def _lines(part, added, carried, none, empty, wide):
         wide = _beyond_ascii(part, wide, derived)
         lines = [unsafe_escaped(line) if wide[i] and "\x7f" in line else line for i, line in enumerate(lines)]
     return lines
-
-
-def _joined(pieces: list[tuple[str, Any, str]], n: int) -> list[str]:
-    """Each row's pieces joined, by Python (Arrow's element-wise join of 30 columns ran at 190 MB/s). A piece's
-    values are read as their distinct values (most are a few over a chunk: a detector's verdict, a category), each
-    with the piece's text before it; a piece of one text over the chunk is folded into the texts of the piece
-    before it (or of the first after it), so that a row joins only the pieces that vary (a garak chunk: 16 of 24;
-    the lines of a million garak cases, best of two: 9.6 -> 6.4 s)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    # each piece that varies: (texts folded after it, its texts, each row's text: None when rows are the texts)
-    varying: list[tuple[list[str], list[str], Any]] = []
-    lead = ""
-    for before, array, null in pieces:
-        texts, at = [before], None
-        if array is not None:
-            array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
-            fresh = not pa.types.is_dictionary(array.type)  # (a dictionary array: its texts made once already)
-            encoded = pc.dictionary_encode(array) if fresh else array
-            texts = [before + text for text in encoded.dictionary.to_pylist()]
-            at = encoded.indices
-            if at.null_count:
-                texts.append(null)
-                at = pc.fill_null(at, len(texts) - 1).to_numpy()
-            elif fresh and len(texts) == n:
-                at = None  # every value once: the dictionary is the rows, in their order
-            else:
-                at = at.to_numpy()
-        if len(texts) == 1:
-            if varying:
-                varying[-1][0].append(texts[0])
-            else:
-                lead += texts[0]
-        else:
-            varying.append(([], texts, at))
-    if not varying:
-        return [lead] * n
-    columns = []
-    for k, (after, texts, at) in enumerate(varying):
-        head, tail = (lead if k == 0 else ""), "".join(after)
-        if head or tail:
-            texts = [head + text + tail for text in texts]
-        columns.append(texts if at is None else np.array(texts, dtype=object)[at].tolist())
-    return ["".join(row) for row in zip(*columns)]
 
 
 def _holds_delete(piece) -> bool:
@@ -315,7 +271,7 @@ def texts(values):
 
 def _encoded_texts(values):
     """``texts`` of ``values``, as a dictionary array where its texts repeat (each distinct text's JSON once, which
-    ``_joined`` reads without looking for the repeats again)."""
+    ``joined_rows`` reads without looking for the repeats again)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Optional
 
+import numpy as np
+
 from reporting.format.parquet import REQUIRED, case_records, plain_json_once
 from reporting.format.schema import Case
 
@@ -192,3 +194,50 @@ def verdict_maps(column: Any) -> list[Any]:
         for i in array.is_null().to_numpy(zero_copy_only=False).nonzero()[0].tolist():
             maps[i] = None
     return maps
+
+
+def joined_rows(pieces: list[tuple[str, Any, str]], n: int) -> list[str]:
+    """Each row's pieces joined (``case_lines``: a case's JSON line), by Python (Arrow's element-wise join of 30
+    columns ran at 190 MB/s). A piece is (the text before its value, its values: an Arrow string or dictionary array
+    or None for the text alone, the text of a row whose value is null). A piece's values are read as their distinct
+    values (most are a few over a chunk: a detector's verdict, a category), each with the piece's text before it; a
+    piece of one text over the chunk is folded into the texts of the piece before it (or of the first after it),
+    so that a row joins only the pieces that vary (a garak chunk: 16 of 24; the lines of a million garak cases,
+    best of two: 9.6 -> 6.4 s)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    # each piece that varies: (texts folded after it, its texts, each row's text: None when rows are the texts)
+    varying: list[tuple[list[str], list[str], Any]] = []
+    lead = ""
+    for before, array, null in pieces:
+        texts, at = [before], None
+        if array is not None:
+            array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+            fresh = not pa.types.is_dictionary(array.type)  # (a dictionary array: its texts made once already)
+            encoded = pc.dictionary_encode(array) if fresh else array
+            texts = [before + text for text in encoded.dictionary.to_pylist()]
+            at = encoded.indices
+            if at.null_count:
+                texts.append(null)
+                at = pc.fill_null(at, len(texts) - 1).to_numpy()
+            elif fresh and len(texts) == n:
+                at = None  # every value once: the dictionary is the rows, in their order
+            else:
+                at = at.to_numpy()
+        if len(texts) == 1:
+            if varying:
+                varying[-1][0].append(texts[0])
+            else:
+                lead += texts[0]
+        else:
+            varying.append(([], texts, at))
+    if not varying:
+        return [lead] * n
+    columns = []
+    for k, (after, texts, at) in enumerate(varying):
+        head, tail = (lead if k == 0 else ""), "".join(after)
+        if head or tail:
+            texts = [head + text + tail for text in texts]
+        columns.append(texts if at is None else np.array(texts, dtype=object)[at].tolist())
+    return ["".join(row) for row in zip(*columns)]
