@@ -30,7 +30,7 @@ from reporting.format.columnar_checks import CHECKED, NotMine
 from reporting.format.columnar_turns import conversations
 from reporting.format.parquet import CASE_COLUMNS, _arrow_type
 from reporting.format.schema import MAX_INTEGER, Case
-from reporting.format.table_records import per_distinct
+from reporting.format.table_records import per_distinct, per_distinct_rows
 
 _V2 = ("error", "verdicts", "probe_group", "source_id")
 _V3 = ("messages", "judged_turn", "strategy", "plugin", "limit", "tags")
@@ -321,7 +321,8 @@ def extra_column(table):
     from reporting.format.parquet import V3_FIELDS
 
     try:
-        chunks = [_extra_batch(batch) for batch in table.select(["extra", *V3_FIELDS]).to_batches()]
+        batches = table.select(["extra", *V3_FIELDS]).to_batches()
+        chunks = [per_distinct_rows(batch, _extra_batch) for batch in batches]  # each distinct row made once
         return pa.chunked_array(chunks, pa.string())
     except pa.ArrowException:
         raise NotMine from None

@@ -241,3 +241,55 @@ def joined_rows(pieces: list[tuple[str, Any, str]], n: int) -> list[str]:
             texts = [head + text + tail for text in texts]
         columns.append(texts if at is None else np.array(texts, dtype=object)[at].tolist())
     return ["".join(row) for row in zip(*columns)]
+
+
+def per_distinct_rows(batch: Any, make: Any) -> Any:
+    """``make(batch)`` (an Arrow array of a value a row) made over the batch's distinct rows and taken back to every
+    row, where its rows repeat (a garak run's version 3 fields over a probe's attempts); over the batch itself
+    otherwise. Rows are alike when every column's value is (lists item for item; nulls alike)."""
+    import pyarrow as pa
+
+    n = batch.num_rows
+    key = _row_keys(batch) if n >= DISTINCT_LEAST else None
+    if key is None:
+        return make(batch)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    if 2 * len(first) > n:
+        return make(batch)
+    return make(batch.take(pa.array(first))).take(pa.array(inverse.reshape(-1)))
+
+
+def _row_keys(batch: Any) -> Optional[np.ndarray]:
+    """A number a row, equal for rows alike in every column; None for a column this cannot number."""
+    import pyarrow as pa
+
+    key, span = np.zeros(batch.num_rows, dtype=np.int64), 1
+    try:
+        for column in batch.columns:
+            codes, count = _codes(column)
+            if span * count >= 1 << 62:  # renumbered from 0 before the product could overflow
+                _, key = np.unique(key, return_inverse=True)
+                key, span = key.reshape(-1).astype(np.int64), int(key.max()) + 1 if len(key) else 1
+            key, span = key * count + codes, span * count
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    return key
+
+
+def _codes(column: Any) -> tuple[np.ndarray, int]:
+    """A number a value of ``column`` (null one of its own) and how many numbers there are. A list is numbered by
+    its items' numbers, as bytes, and whether it is null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_list(column.type):
+        items, count = _codes(list_items(column))
+        spans = (offsets_from_zero(column) * 4).astype(np.int32)
+        keys = pa.Array.from_buffers(
+            pa.binary(), len(column), [None, pa.py_buffer(spans), pa.py_buffer(items.astype("<i4").tobytes())]
+        )
+        codes, count = _codes(keys)
+        return codes * 2 + column.is_null().to_numpy(zero_copy_only=False), count * 2
+    encoded = pc.dictionary_encode(column)
+    size = len(encoded.dictionary)
+    return pc.fill_null(encoded.indices, size).to_numpy().astype(np.int64), size + 1
