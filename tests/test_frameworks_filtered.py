@@ -160,3 +160,15 @@ def test_a_run_without_cases_has_no_groups_and_every_item_untested():
     assert figures["owasp-llm-2025"]["LLM01"]["n"] == 0 and not any(
         row["tested"] for items in figures.values() for row in items.values()
     )
+
+
+def test_groups_keyed_with_the_key_renumbered_as_it_would_overflow_are_the_same(monkeypatch):
+    """The columns' codes are combined into one number, renumbered before the product could pass ``KEY_SPAN``: a
+    span so small that every column renumbers gives the same groups, in the same order."""
+    from reporting.analysis import framework_tally
+
+    whole = _run(4, 400).cases.groups
+    monkeypatch.setattr(framework_tally, "KEY_SPAN", 3)
+    renumbered = _run(4, 400).cases.groups
+    assert renumbered.keys == whole.keys and len(whole.keys) > 10
+    assert (renumbered.group == whole.group).all() and (renumbered.verdict == whole.verdict).all()

@@ -138,6 +138,9 @@ class CaseGroups:
         return len(self.group)
 
 
+KEY_SPAN = 1 << 62  # the numbers a combined key of the columns' codes may take (int64)
+
+
 def case_groups(count, passed, severity, category, plugin, tags, rank) -> CaseGroups:
     """The cases' groups by whole columns: each column's distinct values named once (a million cases of a dozen
     categories: a dozen calls, not a million), the groups found by ``unique``. A value that cannot be hashed raises
@@ -157,9 +160,13 @@ def case_groups(count, passed, severity, category, plugin, tags, rank) -> CaseGr
             continue
         codes = _tag_codes(column) if column is tags else _codes(column, lambda u: u)[0]
         parts.append(codes + 1)
-    key = np.zeros(count, dtype=np.int64)
-    for codes in parts:  # renumbered after each column: the combined key stays below the number of cases
-        key = np.unique(key * (int(codes.max()) + 1) + codes, return_inverse=True)[1].reshape(-1)
+    key, span = np.zeros(count, dtype=np.int64), 1
+    for codes in parts:  # the columns' codes in one number, in their order; renumbered before it could overflow
+        size = int(codes.max()) + 1
+        if span * size >= KEY_SPAN:
+            key = np.unique(key, return_inverse=True)[1].reshape(-1)
+            span = int(key.max()) + 1
+        key, span = key * size + codes, span * size
     _, first, group = np.unique(key, return_index=True, return_inverse=True)
     keys: list[Keys] = []
     named_code: dict[Keys, int] = {}
