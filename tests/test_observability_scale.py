@@ -94,3 +94,25 @@ def test_the_scatter_of_a_sampled_geometry_draws_the_samples_cases_at_their_poin
     outcome = dict(zip(frame["probe_id"], frame["passed"]))
     for trace in fig.data:  # each drawn case in the trace of its own outcome
         assert {outcome[c[0]] for c in trace.customdata} == {trace.name == "passed"}
+
+
+def test_blas_runs_on_one_thread_while_the_geometry_is_fitted_whatever_the_machine_allows(run, monkeypatch):
+    """The fit's sums are split among BLAS threads otherwise, and the points' last digits then depend on the
+    machine's cores: held to one thread inside, given back after."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+    fit = ob._observability
+
+    def watched(*args, **kwargs):
+        seen.append({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+        return fit(*args, **kwargs)
+
+    monkeypatch.setattr(ob, "_observability", watched)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+        two = ob.observability(cases_frame(run), sample_above=300, sample_size=300)
+        after = {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+    assert seen == [{1}] and after == before
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert ob.observability(cases_frame(run), sample_above=300, sample_size=300) == two
