@@ -164,12 +164,12 @@ def test_judges_and_their_agreement_known_answers():
 
 
 def test_each_judges_verdicts_whether_rows_share_one_mapping_or_not():
-    """``verdicts_by_judge`` reads each distinct mapping once (a frame shares one among rows alike): the same
-    verdicts, judges in the order the cases first name them, each judge's cases in the frame's order, whether the
-    rows share their mappings or each holds its own copy; a judge that names a case null keeps it as null."""
+    """``judge_rows`` reads each distinct mapping once (a frame shares one among rows alike): the same verdicts,
+    judges in the order the cases first name them, each judge's rows in the frame's order, whether the rows share
+    their mappings or each holds its own copy; a judge that names a case null keeps it as not judged."""
     import pandas as pd
 
-    from reporting.analysis.judges import verdicts_by_judge
+    from reporting.analysis.judges import NOT_JUDGED, judge_rows
 
     one = {"det.B": {"passed": True}, "det.A": {"passed": False}}
     two = {"det.A": {"passed": None}, "det.C": {"passed": True}}
@@ -177,12 +177,11 @@ def test_each_judges_verdicts_whether_rows_share_one_mapping_or_not():
     shared = pd.DataFrame({"verdicts": rows}, index=[10, 11, 12, 13, 14, 15, 16])
     copied = pd.DataFrame({"verdicts": [dict(r) if r else r for r in rows]}, index=shared.index)
     expected = {
-        "det.B": {11: True, 14: True, 16: True},
-        "det.A": {11: False, 12: None, 14: False, 15: None, 16: False},
-        "det.C": {12: True, 15: True},
+        "det.B": ([1, 4, 6], [1, 1, 1]),
+        "det.A": ([1, 2, 4, 5, 6], [0, NOT_JUDGED, 0, NOT_JUDGED, 0]),
+        "det.C": ([2, 5], [1, 1]),
     }
     for frame in (shared, copied):
-        found = verdicts_by_judge(frame)
+        found = {name: (at.tolist(), said.tolist()) for name, (at, said) in judge_rows(frame).items()}
         assert found == expected and list(found) == ["det.B", "det.A", "det.C"]
-        assert [list(v) for v in found.values()] == [list(v) for v in expected.values()]
-    assert verdicts_by_judge(pd.DataFrame({"verdicts": [None, {}]})) == {}
+    assert judge_rows(pd.DataFrame({"verdicts": [None, {}]})) == {}

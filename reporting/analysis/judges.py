@@ -47,16 +47,6 @@ def judge_rows(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return found
 
 
-def verdicts_by_judge(frame: pd.DataFrame) -> dict[str, dict[Any, Optional[bool]]]:
-    """judge -> {case index -> passed (None: not judged)}, over the cases that carry verdicts (``judge_rows``)."""
-    index = frame.index.to_numpy()
-    spelled = np.array([None, False, True], dtype=object)  # by the verdict's number plus one
-    return {
-        name: dict(zip(index[rows].tolist(), spelled[said + 1].tolist()))
-        for name, (rows, said) in judge_rows(frame).items()
-    }
-
-
 def verdict_table(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame] = None) -> tuple[list[str], Any]:
     """The judges, by name, and the table of their verdicts the engine's judge queries read (``JUDGE_COUNTS``,
     ``JUDGE_PAIRS``): a row a verdict, its judge's number in that list, its case's row (in ``frame``; in
@@ -191,7 +181,7 @@ def paired_judges(judged: dict[str, int]) -> tuple[list[str], int]:
 def disagreements(frame: pd.DataFrame, limit: int = 500) -> tuple[list[str], list[dict[str, Any]]]:
     """The judges, and the cases on which at least two of them gave different verdicts (worst first by risk):
     probe id, category, severity, the primary verdict, and each judge's verdict with its explanation."""
-    names = sorted(verdicts_by_judge(frame))
+    names = sorted(judge_rows(frame))
     rows: list[dict[str, Any]] = []
     if len(names) < 2:
         return names, rows
