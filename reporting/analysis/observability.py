@@ -13,6 +13,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from threadpoolctl import threadpool_limits
 
 from reporting._gc import gc_paused
 from reporting.analysis.metrics import as_frame
@@ -159,13 +160,8 @@ def observability(
     """Embed, cluster and project the cases; ``{"skipped": true, "reason": ...}`` below ``min_cases``. Above
     ``sample_above`` cases the model (TF-IDF, SVD, KMeans, the scatter's SVD) is fitted on a stratified sample of
     ``sample_size``, and the geometry (clusters, mutual information, points) is the sample's; ``sampled`` says so.
-    With ``assign_all`` every case is then assigned a cluster and a point by the fitted model, a chunk at a time (a
-    million cases: a minute more, for a scatter that draws a few thousand points and mutual information that a
-    sample of 20,000 already measures closely). BLAS runs on one thread meanwhile: the same points on a machine of
-    any number of cores (a sum split among threads rounds otherwise), and sooner on a busy one (2 cores: the garak
-    sample's geometry 1.6-4.8 -> 1.1-1.4 s)."""
-    from threadpoolctl import threadpool_limits
-
+    With ``assign_all`` every case is then assigned a cluster and a point by the fitted model, a chunk at a time (1M
+    cases: a minute more, for points a sample of 20,000 draws). BLAS on one thread: the same points on any machine."""
     with gc_paused(), threadpool_limits(limits=1, user_api="blas"):
         frame = as_frame(run_or_frame)
         if len(frame) > (SAMPLE_ABOVE if sample_above is None else sample_above):
