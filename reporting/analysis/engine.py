@@ -222,9 +222,7 @@ class Session:
         self.connection.execute(f"CREATE VIEW cases AS SELECT {rest}, '' AS run_key FROM given")
 
     def rows(self, sql: str, connection: Any = None) -> list[dict[str, Any]]:
-        result = (connection or self.connection).execute(sql)
-        names = [d[0] for d in result.description]
-        return [dict(zip(names, row)) for row in result.fetchall()]
+        return _rows((connection or self.connection).execute(sql))
 
     def groups(self, group: str, connection: Any = None) -> list[dict[str, Any]]:
         return self.rows(query(group, DUCKDB, self.columns), connection)
@@ -325,12 +323,16 @@ def rows_of(sql: str, tables: Mapping[str, Any]) -> list[dict[str, Any]]:
     try:
         for name, table in tables.items():
             connection.register(name, table)
-        result = connection.execute(sql)
-        names = [d[0] for d in result.description]
-        return [dict(zip(names, row)) for row in result.fetchall()]
+        return _rows(connection.execute(sql))
     finally:
         for name in tables:
             connection.unregister(name)
+
+
+def _rows(result: Any) -> list[dict[str, Any]]:
+    """A query's rows, each a mapping of its column names."""
+    names = [d[0] for d in result.description]
+    return [dict(zip(names, row)) for row in result.fetchall()]
 
 
 def one_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:

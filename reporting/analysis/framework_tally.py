@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from reporting.format.severity import normalize_severity
+from reporting.format.table_records import combined_codes
 
 
 def _tag_list(value: Any) -> tuple[str, ...]:
@@ -160,13 +161,7 @@ def case_groups(count, passed, severity, category, plugin, tags, rank) -> CaseGr
             continue
         codes = _tag_codes(column) if column is tags else _codes(column, lambda u: u)[0]
         parts.append(codes + 1)
-    key, span = np.zeros(count, dtype=np.int64), 1
-    for codes in parts:  # the columns' codes in one number, in their order; renumbered before it could overflow
-        size = int(codes.max()) + 1
-        if span * size >= KEY_SPAN:
-            key = np.unique(key, return_inverse=True)[1].reshape(-1)
-            span = int(key.max()) + 1
-        key, span = key * size + codes, span * size
+    key = combined_codes(((codes, int(codes.max()) + 1) for codes in parts), count, KEY_SPAN)
     _, first, group = np.unique(key, return_index=True, return_inverse=True)
     keys: list[Keys] = []
     named_code: dict[Keys, int] = {}

@@ -22,7 +22,6 @@ import numpy as np
 from reporting.format.parquet import CASE_COLUMNS, LISTS, REQUIRED, plain_json_once
 from reporting.format.table_records import (
     DEFAULTS,
-    DISTINCT_LEAST,
     FIELD_SET,
     FIELDS,
     dumped_rows,
@@ -246,7 +245,7 @@ def _values(name: str, column):
     import pyarrow.compute as pc
 
     if name in _TEXT:
-        value = _encoded_texts(column)
+        value = per_distinct(column, _texts, encoded=True)
     elif name in _LISTS:
         value = _text_lists(column)
     elif pa.types.is_boolean(column.type):
@@ -267,20 +266,6 @@ def texts(values):
     """``dumps_line`` of each text (null stays null): a text with no character ``_ESCAPED`` names escaped over
     the column, the rest one by one; each distinct text once."""
     return per_distinct(values, _texts)
-
-
-def _encoded_texts(values):
-    """``texts`` of ``values``, as a dictionary array where its texts repeat (each distinct text's JSON once, which
-    ``joined_rows`` reads without looking for the repeats again)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if len(values) < DISTINCT_LEAST:
-        return _texts(values)
-    encoded = pc.dictionary_encode(values)
-    if 2 * len(encoded.dictionary) > len(values):
-        return _texts(values)
-    return pa.DictionaryArray.from_arrays(encoded.indices, _texts(encoded.dictionary))
 
 
 def _texts(values):

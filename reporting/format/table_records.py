@@ -141,19 +141,22 @@ def list_items(array: Any) -> Any:
 DISTINCT_LEAST = 1024  # per_distinct looks for repeats in arrays of this many texts or more
 
 
-def per_distinct(values: Any, make: Any) -> Any:
+def per_distinct(values: Any, make: Any, encoded: bool = False) -> Any:
     """``make(values)`` for an Arrow array of texts, made over its distinct texts and taken back to every row where
     they repeat (a probe's tags, plugin or prompt over its attempts): the same array, nulls null. ``make`` maps each
-    text to one value alone (escaping, quoting)."""
+    text to one value alone (escaping, quoting). ``encoded``: where they repeat, a dictionary array of the distinct
+    values made (``joined_rows`` then reads them without looking for the repeats again)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if len(values) < DISTINCT_LEAST or not isinstance(values, pa.Array):
         return make(values)
-    encoded = pc.dictionary_encode(values)
-    if 2 * len(encoded.dictionary) > len(values):
+    distinct = pc.dictionary_encode(values)
+    if 2 * len(distinct.dictionary) > len(values):
         return make(values)
-    return pc.take(make(encoded.dictionary), encoded.indices)
+    if encoded:
+        return pa.DictionaryArray.from_arrays(distinct.indices, make(distinct.dictionary))
+    return pc.take(make(distinct.dictionary), distinct.indices)
 
 
 def _spans(array: Any) -> list[int]:
@@ -263,16 +266,22 @@ def _row_keys(batch: Any) -> Optional[np.ndarray]:
     """A number a row, equal for rows alike in every column; None for a column this cannot number."""
     import pyarrow as pa
 
-    key, span = np.zeros(batch.num_rows, dtype=np.int64), 1
     try:
-        for column in batch.columns:
-            codes, count = _codes(column)
-            if span * count >= 1 << 62:  # renumbered from 0 before the product could overflow
-                _, key = np.unique(key, return_inverse=True)
-                key, span = key.reshape(-1).astype(np.int64), int(key.max()) + 1 if len(key) else 1
-            key, span = key * count + codes, span * count
+        return combined_codes((_codes(column) for column in batch.columns), batch.num_rows)
     except (pa.ArrowException, TypeError, ValueError):
         return None
+
+
+def combined_codes(parts: Any, n: int, limit: int = 1 << 62) -> np.ndarray:
+    """One number a row for its codes in several columns (``parts``: each the ``n`` rows' codes from 0 and how many
+    codes there are), equal where every column's code is, in the order of the columns' codes taken in turn;
+    renumbered from 0 before the product could pass ``limit`` (int64)."""
+    key, span = np.zeros(n, dtype=np.int64), 1
+    for codes, count in parts:
+        if span * count >= limit:
+            key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+            span = int(key.max()) + 1 if len(key) else 1
+        key, span = key * count + codes, span * count
     return key
 
 
