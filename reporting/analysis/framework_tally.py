@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from reporting.format.severity import normalize_severity
-from reporting.format.table_records import combined_codes
 
 
 def _tag_list(value: Any) -> tuple[str, ...]:
@@ -161,6 +160,8 @@ def case_groups(count, passed, severity, category, plugin, tags, rank) -> CaseGr
             continue
         codes = _tag_codes(column) if column is tags else _codes(column, lambda u: u)[0]
         parts.append(codes + 1)
+    from reporting.format.table_records import combined_codes  # (numpy and pydantic: loaded when first needed)
+
     key = combined_codes(((codes, int(codes.max()) + 1) for codes in parts), count, KEY_SPAN)
     _, first, group = np.unique(key, return_index=True, return_inverse=True)
     keys: list[Keys] = []

@@ -99,6 +99,7 @@ class CallResult:
     retries: int = 0
     attempts: int = 0  # requests sent
     fatal: bool = False  # every further call would fail the same way (401, 403, 404, the host is unreachable)
+    stopped: bool = False  # not asked again: another case's call found the endpoint failing for good
 
 
 def retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
@@ -170,7 +171,10 @@ def call(
     for attempt in range(endpoint.retries + 1):
         if stop is not None and stop.is_set():
             return CallResult(
-                error="not asked: the endpoint failed for an earlier case", retries=retries, attempts=attempt
+                error="not asked: the endpoint failed for an earlier case",
+                retries=retries,
+                attempts=attempt,
+                stopped=True,
             )
         wait: Optional[float] = None
         started = time.perf_counter()
@@ -339,7 +343,7 @@ def judge_items(
                 error = result.error or "no answer"
                 verdict = {"passed": None, "explanation": f"not judged: {error}", "error": error}
                 stats.failed += len(pending[key][1])
-                if result.attempts and not stats.first_failure:  # the endpoint's error, not a case left unasked
+                if result.attempts and not result.stopped and not stats.first_failure:  # the endpoint's own error
                     stats.first_failure = error
             for index in pending[key][1]:
                 verdicts[index] = dict(verdict)
