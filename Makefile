@@ -24,7 +24,9 @@ $(STAMP): $(UV) pyproject.toml uv.lock
 	@$(UV) lock --check --quiet --python $(PYTHON) || { \
 		echo "error: uv.lock does not match pyproject.toml; run \`make lock\` to refresh it, then commit uv.lock" >&2; \
 		exit 2; }
-	$(UV) sync --locked --all-extras --quiet --python $(PYTHON)
+	@# --compile-bytecode, as pip does: uv writes no .pyc, so each command would compile its libraries from source
+	@# (pyarrow, pandas, scikit-learn: 7.5 s against 2.7 s CPU, measured), every time where PYTHONDONTWRITEBYTECODE is set
+	$(UV) sync --locked --all-extras --quiet --compile-bytecode --python $(PYTHON)
 	touch $(STAMP)
 
 # Refreshes uv.lock from pyproject.toml's ranges (newest allowed releases), for Linux and macOS, Python 3.10-3.13.

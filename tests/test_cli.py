@@ -212,6 +212,9 @@ def test_the_dashboard_opens_a_browser_only_where_there_is_a_desktop():
     assert "-m reporting dashboard" in run_recipe
     # The install before it is quiet and takes exactly the lock (issue 25).
     assert "$(UV) sync --locked --all-extras --quiet" in makefile
+    # ... and compiles the libraries' bytecode, as pip does: uv writes none, so each command compiled pyarrow, pandas
+    # and scikit-learn from source at every start where PYTHONDONTWRITEBYTECODE is set (as on the CI machines)
+    assert "--compile-bytecode" in makefile.split("\n$(STAMP):", 1)[1].split("\n\n", 1)[0]
 
 
 def test_the_dashboard_takes_streamlits_settings_flags_first_then_environment_then_config(tmp_path, monkeypatch):
