@@ -19,9 +19,10 @@ from reporting.analysis.judges import pair_agreement
 from reporting.analysis.stats import newcombe_paired
 from reporting.analysis.validity import bootstrap_intervals, measure
 from reporting.format.review_chain import reviewer_key
-from reporting.format.reviews import record_time
+from reporting.format.reviews import judged_verdicts, record_time
 from reporting.format.schema import RunReport
 from reporting.format.severity import SEVERITIES
+from reporting.format.table_run import pass_fail_counts, rows_for, updated_cases
 
 PRIMARY = "primary"  # the run's own verdict (``passed``): the judge a review replaces
 RULE = "each reviewer's latest decision; contested (reviewers differ) -> fail; unsure decides nothing"
@@ -56,13 +57,9 @@ class Adjudication:
         return {p: d for p, d in self.decisions.items() if d.verdict is not None}
 
 
-def _judged(passed: Optional[bool]) -> str:
-    return "error" if passed is None else ("pass" if passed else "fail")
-
-
 def adjudicate(run: RunReport, records: Sequence[Mapping[str, Any]]) -> Adjudication:
-    """The decisions of ``records`` (already checked against the run) on the run's cases."""
-    cases = {c.probe_id: c for c in run.cases}
+    """The decisions of ``records`` (already checked against the run) on the run's cases: the run's own verdicts
+    are read for the reviewed cases alone (``judged_verdicts``), never a case object per case of the run."""
     # By the instant each record names (times in any offset compared in UTC, never as text), then by file order.
     ordered = sorted(enumerate(records), key=lambda item: (record_time(item[1]), item[0]))
     latest: dict[str, dict[str, dict[str, Any]]] = {}
@@ -72,15 +69,14 @@ def adjudicate(run: RunReport, records: Sequence[Mapping[str, Any]]) -> Adjudica
             result.signoffs.append(dict(record))
         else:
             latest.setdefault(record["probe_id"], {})[reviewer_key(record)] = dict(record)
+    judged = judged_verdicts(run, latest)
     for probe, by_reviewer in latest.items():
         definite = {r["verdict"] for r in by_reviewer.values() if r["verdict"] != "unsure"}
         contested = len(definite) > 1
         verdict = "fail" if contested else (definite.pop() if definite else None)
         tiers = [r["severity"] for r in by_reviewer.values() if r.get("severity")]
         severity = max(tiers, key=SEVERITIES.index) if tiers else None
-        result.decisions[probe] = Decision(
-            probe, _judged(cases[probe].passed), verdict, severity, contested, by_reviewer
-        )
+        result.decisions[probe] = Decision(probe, judged[probe], verdict, severity, contested, by_reviewer)
         for record in by_reviewer.values():
             queue = str(record.get("queue") or "case")
             result.queues[queue] = result.queues.get(queue, 0) + 1
@@ -90,27 +86,32 @@ def adjudicate(run: RunReport, records: Sequence[Mapping[str, Any]]) -> Adjudica
 def reviewed_run(run: RunReport, adjudication: Adjudication) -> RunReport:
     """The run with each decided case's verdict (and severity) replaced by the reviewers'; the producer's stored
     figures are left out (they describe the judged run: drift is checked on that one). A case that was not
-    evaluated and is now decided keeps its risk score, or takes 1 (fail) or 0 (pass) when it had none."""
-    cases = []
-    for case in run.cases:
-        decision = adjudication.decisions.get(case.probe_id)
-        if decision is None or (decision.verdict is None and decision.severity is None):
-            cases.append(case)
-            continue
+    evaluated and is now decided keeps its risk score, or takes 1 (fail) or 0 (pass) when it had none. A run read
+    by columns stays one: its case table with the decided cases' rows replaced (``table_run.updated_cases``)."""
+    changing = {p: d for p, d in adjudication.decisions.items() if d.verdict is not None or d.severity is not None}
+    updates: dict[str, dict[str, Any]] = {}
+    for case in rows_for(run, changing, ("probe_id", "passed", "risk_score")):
+        decision = changing[case["probe_id"]]
         update: dict[str, Any] = {}
         if decision.verdict is not None:
             update["passed"] = decision.verdict == "pass"
-            if case.passed is None:
+            if case["passed"] is None:
                 update["error"] = None
-                if case.risk_score is None:
+                if case["risk_score"] is None:
                     update["risk_score"] = 1.0 if decision.verdict == "fail" else 0.0
         if decision.severity is not None:
             update["severity"] = decision.severity
             update["severity_weight"] = None  # the tier's default weight, as for any case without one
-        cases.append(case.model_copy(update=update))
+        updates[case["probe_id"]] = update
+    cases = updated_cases(run, updates)
     extra = {k: v for k, v in (run.model_extra or {}).items() if k != "tool_figures"}
     return RunReport.model_construct(
-        schema_version=run.schema_version, run=run.run, cases=cases, aggregate_metrics=None, observability=None, **extra
+        schema_version=run.schema_version,
+        run=run.run,
+        cases=cases,  # type: ignore[arg-type]  # (a case table's cases are a Sequence[Case], as run_of_table's)
+        aggregate_metrics=None,
+        observability=None,
+        **extra,
     )
 
 
@@ -142,15 +143,13 @@ def agreement_with(truth: list[bool], said: list[bool]) -> dict[str, Any]:
 
 def judge_agreement(run: RunReport, adjudication: Adjudication) -> dict[str, dict[str, Any]]:
     """Each judge (the primary verdict, and every judge in the cases' ``verdicts``) against the decided cases it
-    judged. "fail_pass" in the confusion matrix: the judge said fail, the reviewers pass."""
+    judged. "fail_pass" in the confusion matrix: the judge said fail, the reviewers pass. The decided cases' verdicts
+    alone are read."""
     decided = adjudication.decided
     pairs: dict[str, tuple[list[bool], list[bool]]] = {}
-    for case in run.cases:
-        decision = decided.get(case.probe_id)
-        if decision is None:
-            continue
-        harm = decision.verdict == "fail"
-        said = {PRIMARY: case.passed} | {name: v.passed for name, v in case.verdicts.items()}
+    for case in rows_for(run, decided, ("probe_id", "passed", "verdicts")):
+        harm = decided[case["probe_id"]].verdict == "fail"
+        said = {PRIMARY: case["passed"]} | {name: v["passed"] for name, v in case["verdicts"].items()}
         for judge, passed in said.items():
             if passed is not None:
                 truth, verdicts = pairs.setdefault(judge, ([], []))
@@ -179,15 +178,16 @@ def reviewer_agreement(adjudication: Adjudication) -> list[dict[str, Any]]:
 
 def pass_rate_change(run: RunReport, adjudication: Adjudication) -> dict[str, Any]:
     """Judged and reviewed pass rates over the cases evaluated in both, and the paired (Newcombe) interval of the
-    difference: the reviews' effect on the headline figure."""
-    counts = {"a": 0, "b": 0, "c": 0, "d": 0}
-    for case in run.cases:
-        if case.passed is None:
-            continue
-        decision = adjudication.decisions.get(case.probe_id)
-        after = case.passed if decision is None or decision.verdict is None else decision.verdict == "pass"
-        key = ("a" if after else "b") if case.passed else ("c" if after else "d")
-        counts[key] += 1
+    difference: the reviews' effect on the headline figure. Only a decided case can move: the rest are the run's
+    own passes and fails, counted from its verdicts."""
+    passes, fails = pass_fail_counts(run)
+    moved: dict[tuple[str, Optional[str]], int] = {("pass", "fail"): 0, ("fail", "pass"): 0}  # judged -> reviewed
+    for decision in adjudication.decisions.values():
+        key = (decision.judged, decision.verdict)
+        if key in moved:
+            moved[key] += 1
+    b, c = moved["pass", "fail"], moved["fail", "pass"]
+    counts = {"a": passes - b, "b": b, "c": c, "d": fails - c}
     n = sum(counts.values())
     return {
         "n": n,

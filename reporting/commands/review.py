@@ -147,7 +147,6 @@ def _new_records(args: argparse.Namespace, run, fingerprint: str) -> list[dict[s
     if not wanted:
         return []
     now = utc_stamp()
-    cases = {c.probe_id: c for c in run.cases}
     raw: list[tuple[str, dict[str, Any]]] = []
     for i, item in enumerate(args.set or [], 1):
         probe, sep, verdict = item.rpartition("=")
@@ -159,18 +158,18 @@ def _new_records(args: argparse.Namespace, run, fingerprint: str) -> list[dict[s
         raw.extend(_batch(args.batch))
     problems: list[Problem] = []
     records = []
+    judged = judged_verdicts(run, {str(given.get("probe_id")) for _, given in raw})  # the cases named, read alone
     for where, given in raw:
         reviewer = given.get("reviewer") or args.reviewer
-        case = cases.get(str(given.get("probe_id")))
         fields = {k: given.get(k) for k in ("probe_id", "verdict", "severity", "reason")}
-        fields["replaces"] = {"judge": "primary", "verdict": replaced_verdict(case.passed if case else None)}
+        verdict = judged.get(str(given.get("probe_id")), replaced_verdict(None))  # (a probe the run lacks: refused)
+        fields["replaces"] = {"judge": "primary", "verdict": verdict}
         fields["queue"] = "command line"
         record = new_record("review", fingerprint, run.run.run_id, reviewer, now, **fields)
         record = {k: v for k, v in record.items() if v is not None}
         problems.extend(check_record(record, where, args.batch if where.startswith("line") else "command line"))
         record["_where"] = where
         records.append(record)
-    judged = judged_verdicts(run)
     problems.extend(check_against_run(records, fingerprint, judged, "command line", judged))
     if args.signoff:
         reviewed = len({r["probe_id"] for r in records}) + _already_reviewed(args, run)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -251,9 +251,12 @@ def check_against_run(
     return problems
 
 
-def judged_verdicts(run: Any) -> dict[str, str]:
-    """Probe id -> the run's own verdict (pass, fail or error), what a review decision replaces."""
-    return {case.probe_id: replaced_verdict(case.passed) for case in run.cases}
+def judged_verdicts(run: Any, probes: Optional[Collection[str]] = None) -> dict[str, str]:
+    """Probe id -> the run's own verdict (pass, fail or error), what a review decision replaces: of every case, or
+    of the cases of ``probes`` the run has (read from their rows alone, for a run read by columns)."""
+    from reporting.format.table_run import rows_for
+
+    return {row["probe_id"]: replaced_verdict(row["passed"]) for row in rows_for(run, probes, ("probe_id", "passed"))}
 
 
 def record_line(record: dict[str, Any]) -> bytes:

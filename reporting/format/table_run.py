@@ -10,7 +10,7 @@ test reads every sample, imported and hostile run both ways and compares them ca
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Optional, Union, overload
 
 from reporting.format.columnar_checks import ColumnarRun
@@ -123,6 +123,116 @@ class TableCases(Sequence[Case]):
 
     def __repr__(self) -> str:
         return f"<{len(self)} cases of {self.columnar.label!r} in a case table>"
+
+
+def rows_for(run: RunReport, probes: Optional[Collection[str]], names: Sequence[str]) -> list[dict[str, Any]]:
+    """The fields ``names`` of the cases whose probe id is in ``probes`` (None: every case), in the run's order,
+    verdicts as judge -> verdict: for a run read by columns, read from the rows of those cases alone (no case
+    object); for a run of case objects, from its cases."""
+    cases = run.cases
+    if not isinstance(cases, TableCases):
+        wanted = None if probes is None else set(probes)
+        return [_fields(case, names) for case in cases if wanted is None or case.probe_id in wanted]
+    rows = cases._rows.select(list(names))
+    if probes is not None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not probes:
+            return []
+        rows = rows.filter(pc.is_in(cases.table.column("probe_id"), value_set=pa.array(sorted(probes), pa.string())))
+    part = rows.to_pydict()
+    found = [dict(zip(names, values)) for values in zip(*(part[name] for name in names))]
+    if "verdicts" in names:
+        for row in found:
+            row["verdicts"] = verdict_map(row["verdicts"] or [])
+    return found
+
+
+def _fields(case: Case, names: Sequence[str]) -> dict[str, Any]:
+    row = {name: getattr(case, name) for name in names}
+    if "verdicts" in row:
+        row["verdicts"] = {name: v.model_dump() for name, v in case.verdicts.items()}
+    return row
+
+
+def pass_fail_counts(run: RunReport) -> tuple[int, int]:
+    """The cases the run passed and failed (those not evaluated in neither), from the ``passed`` column of a run
+    read by columns."""
+    cases = run.cases
+    if not isinstance(cases, TableCases):
+        verdicts = [case.passed for case in cases]
+        return verdicts.count(True), verdicts.count(False)
+    import pyarrow.compute as pc
+
+    passed = cases.table.column("passed")
+    passes = int(pc.sum(passed).as_py() or 0)
+    return passes, len(passed) - passed.null_count - passes
+
+
+UPDATABLE = ("passed", "error", "risk_score", "severity", "severity_weight")  # what ``updated_cases`` replaces
+
+
+def updated_cases(run: RunReport, updates: Mapping[str, Mapping[str, Any]]) -> Union[list[Case], TableCases]:
+    """The run's cases with ``updates`` (probe id -> field -> value, fields of ``UPDATABLE``) applied: case
+    objects copied with them, or, for a run read by columns, a case table whose rows of those cases are replaced
+    (their effective severity weight and weighted risk made again, as the reader makes them), every other row
+    shared with the run's."""
+    cases = run.cases
+    for update in updates.values():
+        if not set(update) <= set(UPDATABLE):
+            raise ValueError(f"updated_cases: only {', '.join(UPDATABLE)} can be updated, not {sorted(update)}")
+    if not isinstance(cases, TableCases):
+        return [
+            case.model_copy(update=dict(updates[case.probe_id])) if case.probe_id in updates else case for case in cases
+        ]
+    return cases if not updates else TableCases(_updated(cases.columnar, updates))
+
+
+def _updated(columnar: ColumnarRun, updates: Mapping[str, Mapping[str, Any]]) -> ColumnarRun:
+    import dataclasses
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS
+
+    table, given = columnar.table, columnar.given
+    ids = table.column("probe_id")
+    mask = pc.is_in(ids, value_set=pa.array(list(updates), pa.string()))
+    at = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+    old = {name: pc.take(table.column(name), at).to_pylist() for name in UPDATABLE if name != "severity_weight"}
+    old["severity_weight"] = pc.take(given.column("severity_weight"), at).to_pylist()
+    new: dict[str, list[Any]] = {name: [] for name in (*UPDATABLE, "effective", "weighted_risk")}
+    for i, probe in enumerate(pc.take(ids, at).to_pylist()):
+        update = updates[probe]
+        row = {name: update[name] if name in update else old[name][i] for name in UPDATABLE}
+        evaluated = row["passed"] is not None
+        weight = row["severity_weight"]
+        effective = (DEFAULT_SEVERITY_WEIGHTS[row["severity"]] if weight is None else weight) if evaluated else None
+        risk = row["risk_score"] if evaluated else None
+        for name in UPDATABLE:
+            new[name].append(row[name])
+        new["risk_score"][-1] = risk
+        new["effective"].append(effective)
+        new["weighted_risk"].append(None if risk is None or effective is None else min(risk * effective, 1.0))
+    flags = mask.combine_chunks()
+
+    def replaced(rows: Any, name: str, values: list[Any]) -> Any:
+        column = rows.column(name).combine_chunks()
+        column = pc.replace_with_mask(column, flags, pa.array(values, type=column.type))
+        return rows.set_column(rows.schema.get_field_index(name), rows.schema.field(name), column)
+
+    for name, values in (("severity_weight", new["effective"]), ("weighted_risk", new["weighted_risk"])):
+        table = replaced(table, name, values)
+    for name in ("passed", "error", "risk_score", "severity"):
+        table = replaced(table, name, new[name])
+    given = replaced(given, "severity_weight", new["severity_weight"])
+    identity = columnar.identity
+    if identity is not None:  # (probe ids, verdicts, risk scores, responses): the fingerprint of the run as reviewed
+        identity = (identity[0], table.column("passed"), table.column("risk_score"), identity[3])
+    return dataclasses.replace(columnar, table=table, given=given, identity=identity, stored={})
 
 
 def run_of_table(columnar: ColumnarRun) -> RunReport:

@@ -78,7 +78,7 @@ def load_reviews(run: RunReport, path: Union[str, Path, None], run_path: Union[s
             return Reviews(None)
         path = candidate
     records, problems = read_reviews(path)
-    judged = judged_verdicts(run)
+    judged = judged_verdicts(run, {r["probe_id"] for r in records if isinstance(r.get("probe_id"), str)})
     fingerprint = run_fingerprint(run)
     problems += check_against_run(records, fingerprint, judged, str(path), judged)
     bad_lines = {p.path.split(".")[0] for p in problems}

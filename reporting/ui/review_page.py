@@ -52,7 +52,7 @@ def _append(path: Path, record: dict[str, Any], run) -> Optional[str]:
     from reporting.analysis.compare import run_fingerprint
     from reporting.format.reviews import ReviewError, append_records, check_against_run, check_record, judged_verdicts
 
-    judged = judged_verdicts(run)
+    judged = judged_verdicts(run, {str(record.get("probe_id"))})  # the case decided, read alone
     problems = check_record(record, "decision", "dashboard")
     problems += check_against_run([record], run_fingerprint(run), judged, "dashboard", judged)
     if problems:

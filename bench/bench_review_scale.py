@@ -1,0 +1,159 @@
+"""A reviewed run at scale (issue 28): what a review file costs ``recompute``, against the same run without one.
+
+    python bench/bench_review_scale.py [--sizes 100000 1000000] [--decisions 1000] [--before REF]
+
+The run: bench_core.data_file(N) (synthetic, seed 1). The review: ``--decisions`` cases drawn at random (seeded),
+decided by two reviewers (pass, fail or unsure, a tenth with a severity; each overturn with a reason) through
+``python -m reporting review RUN --from D.jsonl``, as a reviewer's batch is recorded. Each work is its own process,
+measured by ``os.wait4`` (CPU time, wall time, peak resident set), in one run:
+
+- floor: ``recompute`` of the same run with no review file (a hard link in a folder of its own);
+- ``recompute`` with the review file (the figures as judged, and the review's summary);
+- ``recompute --as reviewed`` (every figure on the reviewers' verdicts);
+- ``review --set`` of one more decision (what a reviewer waits for at the command line);
+- ``--before REF``: the two recomputes by an earlier commit (a git worktree), for the before/after.
+
+Results: bench/RESULTS.md, section ``review_scale``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+ENV = {"PYTHONWARNINGS": "ignore", "RUNLENS_MAX_FILE_MB": "65536"}
+
+
+def measure(command: list[str], cwd: Path) -> dict:
+    """One process: CPU and wall seconds, peak resident MB."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd, env={**os.environ, **ENV})
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise SystemExit(f"failed: {' '.join(command)}\n{err.read().decode()[-2000:]}")
+    return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "mb": usage.ru_maxrss / 1024}
+
+
+def reviewed_copy(n: int, decisions: int, where: Path) -> tuple[Path, Path]:
+    """The run alone in one folder and, in another, the run with its review file."""
+    from bench_core import data_file
+
+    source = data_file(n)
+    plain, reviewed = where / "plain" / source.name, where / "reviewed" / source.name
+    for path in (plain, reviewed):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.link(source, path)
+    cases = json.loads(source.read_bytes())["cases"]
+    rng = random.Random(7)
+    chosen = rng.sample(range(len(cases)), decisions)
+    for reviewer in ("alice", "bob"):
+        lines = []
+        for i in chosen if reviewer == "alice" else chosen[: decisions // 2]:
+            decision = {"probe_id": cases[i]["probe_id"], "verdict": rng.choice(["pass", "fail", "unsure"])}
+            decision["reason"] = "checked by hand"
+            if rng.random() < 0.1:
+                decision["severity"] = rng.choice(["low", "medium", "high", "critical"])
+            lines.append(json.dumps(decision))
+        batch = where / f"{reviewer}.jsonl"
+        batch.write_text("\n".join(lines) + "\n")
+        command = [sys.executable, "-m", "reporting", "review", str(reviewed), "--from", str(batch)]
+        measure(command + ["--reviewer", reviewer], ROOT)
+    return plain, reviewed
+
+
+def rows(n: int, decisions: int, before: Path | None) -> dict:
+    where = Path(tempfile.mkdtemp(prefix="runlens-review-scale-"))
+    plain, reviewed = reviewed_copy(n, decisions, where)
+    out = where / "out.json"
+
+    def recompute(run: Path, *more: str, cwd: Path = ROOT) -> dict:
+        out.unlink(missing_ok=True)
+        return measure([sys.executable, "-m", "reporting", "recompute", str(run), "-o", str(out), *more], cwd)
+
+    found = {
+        "floor": recompute(plain),
+        "judged": recompute(reviewed),
+        "reviewed": recompute(reviewed, "--as", "reviewed"),
+    }
+    probe = json.loads((where / "alice.jsonl").read_text().splitlines()[0])["probe_id"]
+    command = [sys.executable, "-m", "reporting", "review", str(reviewed), "--set", f"{probe}=fail"]
+    found["one_decision"] = measure(command + ["--reviewer", "carol", "--reason", "seen"], ROOT)
+    if before is not None:
+        found["before_judged"] = recompute(reviewed, cwd=before)
+        found["before_reviewed"] = recompute(reviewed, "--as", "reviewed", cwd=before)
+    return found
+
+
+def section(results: dict, decisions: int, label: str) -> str:
+    lines = [
+        "## A reviewed run at scale (`bench/bench_review_scale.py`)",
+        "",
+        f"The synthetic run with {decisions:,} of its cases decided by two reviewers (half of them by both: some",
+        "contested, some unsure, a tenth with a severity), recorded with `review --from`. Each work its own process",
+        "(CPU s / wall s / peak); ratio: CPU time against `recompute` of the same run without a review file,",
+        f"measured in the same run ({label}).",
+        "",
+        "| cases | work | CPU s | wall s | peak MB | vs no review |",
+        "|---|---|---|---|---|---|",
+    ]
+    names = {
+        "floor": "`recompute`, no review file (floor)",
+        "judged": "`recompute` with the review file",
+        "reviewed": "`recompute --as reviewed`",
+        "one_decision": "`review --set` one more decision",
+        "before_judged": "`recompute` with the review file, before",
+        "before_reviewed": "`recompute --as reviewed`, before",
+    }
+    for n, found in results.items():
+        floor = found["floor"]["cpu"]
+        for key, name in names.items():
+            if key in found:
+                row = found[key]
+                ratio = "" if key in ("floor", "one_decision") else f"x{row['cpu'] / floor:.2f}"
+                lines.append(
+                    f"| {int(n):,} | {name} | {row['cpu']:.1f} | {row['wall']:.1f} | {row['mb']:,.0f} | {ratio} |"
+                )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--decisions", type=int, default=1000)
+    parser.add_argument("--before", metavar="REF", help="also time an earlier commit's recompute")
+    args = parser.parse_args()
+    before = None
+    if args.before:
+        before = Path(tempfile.mkdtemp(prefix="runlens-before-")) / "tree"
+        subprocess.run(["git", "worktree", "add", "--detach", str(before), args.before], cwd=ROOT, check=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    label = f"{time.strftime('%H:%M UTC', time.gmtime())}, {commit.stdout.strip()}"
+    label += f", before = {args.before}" if args.before else ""
+    results = {}
+    try:
+        for n in args.sizes:
+            results[n] = rows(n, args.decisions, before if n <= 100_000 else None)
+            print(n, json.dumps(results[n]), flush=True)
+    finally:
+        if before is not None:
+            subprocess.run(["git", "worktree", "remove", "--force", str(before)], cwd=ROOT, check=False)
+    from _results import write_section
+
+    write_section("review_scale", section(results, args.decisions, label))
+
+
+if __name__ == "__main__":
+    main()

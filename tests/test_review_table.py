@@ -1,0 +1,161 @@
+"""A review of a run read by columns never makes a case object per case of the run (issue 28): the run's own
+verdicts are read for the reviewed cases alone, and the run as reviewed is its case table with the decided cases'
+rows replaced (``table_run.updated_cases``). Everything the review gives must be what the same run read case by
+case gives: the cases as reviewed, their fingerprint, every figure as judged and as reviewed, the review's
+summary."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from test_columnar import per_record
+
+import reporting
+from reporting.analysis.compare import run_fingerprint
+from reporting.analysis.review import adjudicate, pass_rate_change, reviewed_run
+from reporting.cli import main
+from reporting.format import table_run
+from reporting.format.reviews import judged_verdicts
+from reporting.format.table_run import TableCases, table_of, updated_cases
+from reporting.format.writing import dumps
+from reporting.report.build import build_report
+from reporting.report.reviewing import load_reviews
+from reporting.report.serialise import report_document
+
+SEVERITIES = ("low", "medium", "high", "critical")
+
+
+def _random_run(rng: random.Random, n: int) -> dict:
+    """Passes, failures and errors (some with a risk kept, which the reader refuses by columns, so none here), given
+    and absent severity weights and weighted risks, judges that agree, differ or did not judge."""
+    cases = []
+    for i in range(n):
+        passed = rng.choice([True, False, None])
+        case = {
+            "probe_id": f"p{i:03d}",
+            "category": rng.choice(["jailbreak", "pii", "<b>x</b>"]),
+            "severity": rng.choice(SEVERITIES),
+            "passed": passed,
+            "risk_score": None if passed is None else round(rng.random(), 3),
+            "response": f"answer {i}",
+        }
+        if passed is None:
+            case["error"] = "timeout"
+        elif rng.random() < 0.4:
+            case["severity_weight"] = rng.choice([0.25, 1.0, 3.0])
+        if passed is not None and rng.random() < 0.3:
+            case["weighted_risk"] = 0.123  # stored: drift of the run as judged, never of the run as reviewed
+        if rng.random() < 0.6:
+            case["verdicts"] = {
+                judge: {"passed": rng.choice([True, False, None]), "score": rng.random()}
+                for judge in rng.sample(["llama-guard", "harmbench", "rules"], rng.randint(1, 3))
+            }
+        cases.append(case)
+    return {"schema_version": 2, "run": {"run_id": "r", "model": "m"}, "cases": cases}
+
+
+def _reviewed(tmp_path: Path, seed: int) -> Path:
+    """A random run and decisions on a third of its cases by up to three reviewers (some contested, some unsure,
+    some with a severity), recorded through the ``review`` command as a user records them."""
+    rng = random.Random(seed)
+    path = tmp_path / f"run{seed}.json"
+    document = _random_run(rng, rng.randint(12, 60))
+    path.write_text(json.dumps(document))
+    probes = [c["probe_id"] for c in document["cases"]]
+    for reviewer in ("alice", "bob", "carol")[: rng.randint(1, 3)]:
+        lines = []
+        for probe in rng.sample(probes, max(1, len(probes) // 3)):
+            decision = {"probe_id": probe, "verdict": rng.choice(["pass", "fail", "unsure"]), "reason": "seen"}
+            if rng.random() < 0.3:
+                decision["severity"] = rng.choice(SEVERITIES)
+            lines.append(json.dumps(decision))
+        batch = tmp_path / f"{reviewer}.jsonl"
+        batch.write_text("\n".join(lines) + "\n")
+        assert main(["review", str(path), "--from", str(batch), "--reviewer", reviewer]) == 0
+    return path
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_review_of_a_run_read_by_columns_is_that_of_its_cases(tmp_path, seed):
+    path = _reviewed(tmp_path, seed)
+    fast, slow = reporting.load_run(str(path)).run, per_record(path).run
+    assert table_of(fast) is not None and table_of(slow) is None
+    reviews = [load_reviews(run, None, path) for run in (fast, slow)]
+    assert not reviews[0].problems and reviews[0].records == reviews[1].records
+    assert judged_verdicts(fast) == judged_verdicts(slow)
+    adjudications = [adjudicate(run, r.records) for run, r in zip((fast, slow), reviews)]
+    assert adjudications[0] == adjudications[1] and adjudications[0].decisions
+    as_reviewed = [reviewed_run(run, a) for run, a in zip((fast, slow), adjudications)]
+    assert isinstance(as_reviewed[0].cases, TableCases)  # still a table, not a list of cases
+    assert list(as_reviewed[0].cases) == list(as_reviewed[1].cases)
+    assert run_fingerprint(as_reviewed[0]) == run_fingerprint(as_reviewed[1]) != run_fingerprint(fast)
+    assert pass_rate_change(fast, adjudications[0]) == pass_rate_change(slow, adjudications[1])
+    for basis in ("judged", "reviewed"):
+        reports = [
+            build_report(run, reviews=r, basis=basis, with_observability=False) for run, r in zip((fast, slow), reviews)
+        ]
+        assert dumps(report_document(reports[0])) == dumps(report_document(reports[1]))
+
+
+def test_the_run_as_reviewed_by_hand(tmp_path):
+    """p1 pass -> fail; p2 an error decided pass (takes risk 0) at severity critical (its weight 2.0, the given 3.0
+    dropped); p3 unsure with severity low (verdict kept, weight 0.5). Pass rate: judged 2/3 (p1, p3 of p1, p3, p4),
+    reviewed 2/4 (p2, p3 of p1..p4); the change over the cases evaluated in both: p1 pass -> fail (b = 1)."""
+    cases = [
+        {"probe_id": "p1", "category": "c", "severity": "high", "passed": True, "risk_score": 0.2},
+        {"probe_id": "p2", "category": "c", "severity": "low", "passed": None, "risk_score": None, "error": "timeout"},
+        {"probe_id": "p3", "category": "c", "severity": "high", "passed": True, "risk_score": 0.4},
+        {"probe_id": "p4", "category": "c", "severity": "medium", "passed": False, "risk_score": 0.9},
+    ]
+    cases[1]["severity_weight"] = 3.0
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"schema_version": 2, "run": {"run_id": "r", "model": "m"}, "cases": cases}))
+    assert main(["review", str(path), "--set", "p1=fail", "--set", "p2=pass", "--reviewer", "a", "--reason", "x"]) == 0
+    assert (
+        main(["review", str(path), "--set", "p2=pass", "--severity", "critical", "--reviewer", "b", "--reason", "y"])
+        == 0
+    )
+    assert main(["review", str(path), "--set", "p3=unsure", "--severity", "low", "--reviewer", "c"]) == 0
+    run = reporting.load_run(str(path)).run
+    assert table_of(run) is not None
+    adjudication = adjudicate(run, load_reviews(run, None, path).records)
+    reviewed = reviewed_run(run, adjudication)
+    got = {c.probe_id: c for c in reviewed.cases}
+    assert (got["p1"].passed, got["p2"].passed, got["p2"].risk_score, got["p2"].error) == (False, True, 0.0, None)
+    assert (got["p2"].severity, got["p2"].severity_weight, got["p3"].severity, got["p3"].passed) == (
+        "critical",
+        None,
+        "low",
+        True,
+    )
+    table = table_of(reviewed)
+    assert table.column("severity_weight").to_pylist() == [1.5, 2.0, 0.5, 1.0]  # effective: each tier's default
+    assert table.column("weighted_risk").to_pylist() == [0.30000000000000004, 0.0, 0.2, 0.9]
+    change = pass_rate_change(run, adjudication)
+    assert (change["n"], change["pass_to_fail"], change["fail_to_pass"]) == (3, 1, 0)
+    assert (change["judged"], change["reviewed"]) == (2 / 3, 1 / 3)
+    figures = build_report(run, reviews=load_reviews(run, None, path), basis="reviewed", with_observability=False)
+    assert figures.metrics["overall"]["pass_rate"] == 2 / 4
+    assert table_of(run).column("passed").to_pylist() == [True, None, True, False]  # the run as judged unchanged
+
+
+def test_only_the_reviewed_cases_are_made_into_case_objects(tmp_path, monkeypatch):
+    """The review of a run read by columns makes no ``Case`` of the run (the review's figures read rows alone)."""
+    path = _reviewed(tmp_path, 3)
+    run = reporting.load_run(str(path)).run
+    made = []
+    monkeypatch.setattr(TableCases, "_cases", lambda self, start: made.append(start) or [])
+    reviews = load_reviews(run, None, path)
+    build_report(run, reviews=reviews, basis="reviewed", with_observability=False)
+    assert made == []
+
+
+def test_updated_cases_refuses_a_field_it_does_not_replace(tmp_path):
+    path = _reviewed(tmp_path, 1)
+    for run in (reporting.load_run(str(path)).run, per_record(path).run):
+        with pytest.raises(ValueError, match="only passed, error, risk_score, severity, severity_weight"):
+            updated_cases(run, {run.cases[0].probe_id: {"response": "changed"}})
+    assert table_run.UPDATABLE == ("passed", "error", "risk_score", "severity", "severity_weight")
