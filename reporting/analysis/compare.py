@@ -16,13 +16,14 @@ from reporting.analysis.registry import COMPARED, TRENDED, interval, value
 from reporting.analysis.stats import LOW_N, mcnemar, mean_interval, newcombe_paired, wilcoxon_signed_rank
 from reporting.format.columnar_checks import fingerprint_of_columns
 from reporting.format.schema import SEVERITIES, RunReport
-from reporting.format.table_run import TableCases
+from reporting.format.table_run import TableCases, rows_for
 
 
 def suite_fingerprint(run: RunReport) -> str:
     """A hash of the probe ids and their inputs: equal fingerprints mean the same probes were sent."""
     sha = hashlib.sha256()
-    for probe_id, text in sorted((c.probe_id, c.probe_input or "") for c in run.cases):
+    rows = rows_for(run, None, ("probe_id", "probe_input"))  # (a run read by columns: no case object)
+    for probe_id, text in sorted((c["probe_id"], c["probe_input"] or "") for c in rows):
         sha.update(probe_id.encode("utf-8") + b"\x00" + text.encode("utf-8") + b"\x01")
     return sha.hexdigest()[:16]
 

@@ -24,6 +24,7 @@ from reporting.analysis.compare import compare_runs
 from reporting.analysis.metrics import aggregate_metrics
 from reporting.analysis.registry import GATED, value
 from reporting.format.schema import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES, RunReport
+from reporting.format.table_run import rows_for, updated_cases
 from reporting.textsafe import printable
 
 CONTRADICTION_HIGH, CONTRADICTION_LOW = 0.9, 0.1
@@ -45,31 +46,45 @@ def _ids(ids: list[str]) -> str:
 
 
 def prepare(run: RunReport, baseline: Optional[RunReport] = None, trust_run_weights: bool = False) -> GateInput:
-    """The candidate with the baseline's severities and default weights where the run's own cannot be trusted."""
-    base_severity = {c.probe_id: c.severity for c in baseline.cases} if baseline is not None else {}
+    """The candidate with the baseline's severities and default weights where the run's own cannot be trusted. The
+    cases' fields are read as columns (a run read by columns stays one: ``table_run.updated_cases``)."""
+    names = ("probe_id", "severity", "severity_weight", "passed", "risk_score")
+    base_severity = (
+        {c["probe_id"]: c["severity"] for c in rows_for(baseline, None, ("probe_id", "severity"))}
+        if baseline is not None
+        else {}
+    )
     notes: list[str] = []
     relabelled: list[str] = []
     low_weights: list[str] = []
-    cases = []
-    for case in run.cases:
+    contradictions: list[str] = []
+    updates: dict[str, dict[str, Any]] = {}
+    for case in rows_for(run, None, names):
+        probe = case["probe_id"]
         update: dict[str, Any] = {}
-        severity = case.severity
-        wanted = base_severity.get(case.probe_id)
+        severity = case["severity"]
+        wanted = base_severity.get(probe)
         if wanted is not None and wanted != severity:
             # The more severe label wins: a candidate cannot talk its way down, and one that raises a label is taken
             # at its word.
             kept = max(wanted, severity, key=SEVERITIES.index)
-            relabelled.append(
-                f"{printable(case.probe_id)} ({wanted} in the baseline, {severity} here; gated as {kept})"
-            )
+            relabelled.append(f"{printable(probe)} ({wanted} in the baseline, {severity} here; gated as {kept})")
             if kept != severity:
                 update["severity"] = severity = kept
-        weight = case.severity_weight
+        weight = case["severity_weight"]
         if weight is not None and weight < DEFAULT_SEVERITY_WEIGHTS[severity]:
-            low_weights.append(f"{printable(case.probe_id)} ({weight:g} < {DEFAULT_SEVERITY_WEIGHTS[severity]:g})")
+            low_weights.append(f"{printable(probe)} ({weight:g} < {DEFAULT_SEVERITY_WEIGHTS[severity]:g})")
             if not trust_run_weights:
                 update["severity_weight"] = None
-        cases.append(case.model_copy(update=update) if update else case)
+        if update:
+            updates[probe] = update
+        passed, risk = case["passed"], case["risk_score"]
+        if (
+            passed is not None
+            and risk is not None
+            and ((passed and risk >= CONTRADICTION_HIGH) or (not passed and risk <= CONTRADICTION_LOW))
+        ):
+            contradictions.append(f"{printable(probe)} ({'passed' if passed else 'failed'} at risk {risk:.3f})")
     if relabelled:
         notes.append(
             f"{len(relabelled)} probe(s) relabelled against the baseline; the gates use the more severe label: "
@@ -82,13 +97,6 @@ def prepare(run: RunReport, baseline: Optional[RunReport] = None, trust_run_weig
             + "; ".join(low_weights[:SHOWN_IDS])
             + (f" and {len(low_weights) - SHOWN_IDS} more" if len(low_weights) > SHOWN_IDS else "")
         )
-    contradictions = [
-        f"{printable(c.probe_id)} ({'passed' if c.passed else 'failed'} at risk {c.risk_score:.3f})"
-        for c in cases
-        if c.passed is not None
-        and c.risk_score is not None
-        and ((c.passed and c.risk_score >= CONTRADICTION_HIGH) or (not c.passed and c.risk_score <= CONTRADICTION_LOW))
-    ]
     if contradictions:
         notes.append(
             f"{len(contradictions)} verdict(s) contradict their own risk (passed at risk >= {CONTRADICTION_HIGH}"
@@ -96,8 +104,7 @@ def prepare(run: RunReport, baseline: Optional[RunReport] = None, trust_run_weig
             + "; ".join(contradictions[:SHOWN_IDS])
             + (f" and {len(contradictions) - SHOWN_IDS} more" if len(contradictions) > SHOWN_IDS else "")
         )
-    changed = any(new is not old for new, old in zip(cases, run.cases))
-    prepared = run.model_copy(update={"cases": cases}) if changed else run
+    prepared = run.model_copy(update={"cases": updated_cases(run, updates)}) if updates else run
     return GateInput(prepared, notes, contradictions)
 
 
