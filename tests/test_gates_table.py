@@ -14,8 +14,12 @@ from test_columnar import per_record
 
 import reporting
 from reporting.analysis.compare import suite_fingerprint
+from reporting.format.severity_map import SeverityMap
 from reporting.format.table_run import TableCases, table_of
+from reporting.format.writing import dumps
+from reporting.report.build import build_report
 from reporting.report.gates import prepare, run_gates
+from reporting.report.serialise import report_document
 
 SEVERITIES = ("low", "medium", "high", "critical")
 
@@ -43,6 +47,8 @@ def _runs(tmp_path: Path, seed: int) -> tuple[Path, Path]:
                 case["error"] = "timeout"
             elif rng.random() < 0.4:
                 case["severity_weight"] = rng.choice([0.1, 0.6, 1.0, 2.5])
+            if passed is not None and rng.random() < 0.3:
+                case["weighted_risk"] = 0.5  # stored: drift where it is not the recomputed one, unless mapped
             cases.append(case)
         path = tmp_path / f"{name}{seed}.json"
         path.write_text(json.dumps({"schema_version": 2, "run": {"run_id": name, "model": name}, "cases": cases}))
@@ -115,3 +121,25 @@ def test_a_weight_below_its_tier_is_replaced_and_the_more_severe_label_wins(tmp_
     assert gated.contradictions == ["p3 (passed at risk 0.970)"]
     assert "1 case(s) weigh less than their severity's default" in gated.notes[1]
     assert table_of(candidate).column("severity").to_pylist() == ["low", "high", "medium"]  # the run read, unchanged
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_severity_map_maps_a_run_read_by_columns_as_its_cases(tmp_path, seed):
+    """``--severity-map``: the mapped cases at their tier, their stored weight and weighted risk dropped; the run
+    read by columns stays a table, and its cases and report are those of the run read case by case."""
+    _, path = _runs(tmp_path, seed)
+    severity_map = SeverityMap(categories={"pii": "critical"}, probes={"p01": "low", "p03": "high"})
+    read = per_record(path).run
+    fast, slow = (severity_map.apply(r) for r in (reporting.load_run(str(path)).run, read))
+    assert isinstance(fast.cases, TableCases)
+    assert list(fast.cases) == list(slow.cases)
+    tiers = {"p01": "low", "p03": "high"}
+    for before, after in zip(read.cases, fast.cases):
+        tier = tiers.get(before.probe_id) or ("critical" if before.category == "pii" else before.severity)
+        assert after.severity == tier
+        if tier != before.severity:  # a mapped case takes its tier's default weight; its stored figures dropped
+            assert after.severity_weight is None and after.weighted_risk is None
+        else:
+            assert after == before
+    documents = [dumps(report_document(build_report(r, with_observability=False))) for r in (fast, slow)]
+    assert documents[0] == documents[1]

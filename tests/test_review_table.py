@@ -156,6 +156,8 @@ def test_only_the_reviewed_cases_are_made_into_case_objects(tmp_path, monkeypatc
 def test_updated_cases_refuses_a_field_it_does_not_replace(tmp_path):
     path = _reviewed(tmp_path, 1)
     for run in (reporting.load_run(str(path)).run, per_record(path).run):
-        with pytest.raises(ValueError, match="only passed, error, risk_score, severity, severity_weight"):
+        with pytest.raises(
+            ValueError, match="only passed, error, risk_score, severity, severity_weight, weighted_risk"
+        ):
             updated_cases(run, {run.cases[0].probe_id: {"response": "changed"}})
-    assert table_run.UPDATABLE == ("passed", "error", "risk_score", "severity", "severity_weight")
+    assert table_run.UPDATABLE == ("passed", "error", "risk_score", "severity", "severity_weight", "weighted_risk")

@@ -30,23 +30,26 @@ class SeverityMap:
     probes: dict[str, str] = field(default_factory=dict)
 
     def tier(self, case: Any) -> str:
-        group = case.probe_group or ""
-        for key in (case.probe_id, group, group.split("#", 1)[0]):
+        return self._tier(case.probe_id, case.probe_group, case.category, case.severity)
+
+    def _tier(self, probe_id: str, group: Any, category: str, severity: str) -> str:
+        group = group or ""
+        for key in (probe_id, group, group.split("#", 1)[0]):
             if key and key in self.probes:
                 return self.probes[key]
-        return self.categories.get(case.category, case.severity)
+        return self.categories.get(category, severity)
 
     def apply(self, run: RunReport) -> RunReport:
-        """The run with every mapped case at its mapped tier (its stored weight dropped: the tier's default)."""
-        cases = []
-        for case in run.cases:
-            tier = self.tier(case)
-            cases.append(
-                case
-                if tier == case.severity
-                else case.model_copy(update={"severity": tier, "severity_weight": None, "weighted_risk": None})
-            )
-        return run.model_copy(update={"cases": cases})
+        """The run with every mapped case at its mapped tier (its stored weight dropped: the tier's default). A run
+        read by columns stays one: its fields read as columns, the mapped rows replaced (``updated_cases``)."""
+        from reporting.format.table_run import rows_for, updated_cases
+
+        updates = {}
+        for case in rows_for(run, None, ("probe_id", "probe_group", "category", "severity")):
+            tier = self._tier(case["probe_id"], case["probe_group"], case["category"], case["severity"])
+            if tier != case["severity"]:
+                updates[case["probe_id"]] = {"severity": tier, "severity_weight": None, "weighted_risk": None}
+        return run.model_copy(update={"cases": updated_cases(run, updates)})
 
 
 def load_severity_map(path: str) -> SeverityMap:

@@ -170,7 +170,15 @@ def pass_fail_counts(run: RunReport) -> tuple[int, int]:
     return passes, len(passed) - passed.null_count - passes
 
 
-UPDATABLE = ("passed", "error", "risk_score", "severity", "severity_weight")  # what ``updated_cases`` replaces
+UPDATABLE = (
+    "passed",
+    "error",
+    "risk_score",
+    "severity",
+    "severity_weight",
+    "weighted_risk",
+)  # what updated_cases replaces
+_GIVEN = ("severity_weight", "weighted_risk")  # as the case gives them (the table holds the effective values)
 
 
 def updated_cases(run: RunReport, updates: Mapping[str, Mapping[str, Any]]) -> Union[list[Case], TableCases]:
@@ -202,9 +210,8 @@ def _updated(columnar: ColumnarRun, updates: Mapping[str, Mapping[str, Any]]) ->
     ids = table.column("probe_id")
     mask = pc.is_in(ids, value_set=pa.array(list(updates), pa.string()))
     at = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
-    old = {name: pc.take(table.column(name), at).to_pylist() for name in UPDATABLE if name != "severity_weight"}
-    old["severity_weight"] = pc.take(given.column("severity_weight"), at).to_pylist()
-    new: dict[str, list[Any]] = {name: [] for name in (*UPDATABLE, "effective", "weighted_risk")}
+    old = {name: pc.take((given if name in _GIVEN else table).column(name), at).to_pylist() for name in UPDATABLE}
+    new: dict[str, list[Any]] = {name: [] for name in (*UPDATABLE, "effective", "effective_risk")}
     for i, probe in enumerate(pc.take(ids, at).to_pylist()):
         update = updates[probe]
         row = {name: update[name] if name in update else old[name][i] for name in UPDATABLE}
@@ -216,7 +223,7 @@ def _updated(columnar: ColumnarRun, updates: Mapping[str, Mapping[str, Any]]) ->
             new[name].append(row[name])
         new["risk_score"][-1] = risk
         new["effective"].append(effective)
-        new["weighted_risk"].append(None if risk is None or effective is None else min(risk * effective, 1.0))
+        new["effective_risk"].append(None if risk is None or effective is None else min(risk * effective, 1.0))
     flags = mask.combine_chunks()
 
     def replaced(rows: Any, name: str, values: list[Any]) -> Any:
@@ -224,11 +231,13 @@ def _updated(columnar: ColumnarRun, updates: Mapping[str, Mapping[str, Any]]) ->
         column = pc.replace_with_mask(column, flags, pa.array(values, type=column.type))
         return rows.set_column(rows.schema.get_field_index(name), rows.schema.field(name), column)
 
-    for name, values in (("severity_weight", new["effective"]), ("weighted_risk", new["weighted_risk"])):
+    for name, values in (("severity_weight", new["effective"]), ("weighted_risk", new["effective_risk"])):
         table = replaced(table, name, values)
-    for name in ("passed", "error", "risk_score", "severity"):
-        table = replaced(table, name, new[name])
-    given = replaced(given, "severity_weight", new["severity_weight"])
+    for name in UPDATABLE:
+        if name in _GIVEN:
+            given = replaced(given, name, new[name])
+        else:
+            table = replaced(table, name, new[name])
     identity = columnar.identity
     if identity is not None:  # (probe ids, verdicts, risk scores, responses): the fingerprint of the run as reviewed
         identity = (identity[0], table.column("passed"), table.column("risk_score"), identity[3])
