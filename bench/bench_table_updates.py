@@ -1,6 +1,7 @@
-"""A reviewed run at scale (issue 28): what a review file costs ``recompute``, against the same run without one.
+"""Reviews, gates and severity maps on a run read by columns (issue 28): what each costs against ``recompute`` of
+the same run without it, measured in the same run.
 
-    python bench/bench_review_scale.py [--sizes 100000 1000000] [--decisions 1000] [--before REF]
+    python bench/bench_table_updates.py [--sizes 100000 1000000] [--decisions 1000] [--before REF]
 
 The run: bench_core.data_file(N) (synthetic, seed 1). The review: ``--decisions`` cases drawn at random (seeded),
 decided by two reviewers (pass, fail or unsure, a tenth with a severity; each overturn with a reason) through
@@ -11,9 +12,10 @@ measured by ``os.wait4`` (CPU time, wall time, peak resident set), in one run:
 - ``recompute`` with the review file (the figures as judged, and the review's summary);
 - ``recompute --as reviewed`` (every figure on the reviewers' verdicts);
 - ``review --set`` of one more decision (what a reviewer waits for at the command line);
-- ``--before REF``: the two recomputes by an earlier commit (a git worktree), for the before/after.
+- ``check --min-pass-rate 0.5 --strict`` (the gates) and ``recompute --severity-map`` (two categories mapped);
+- ``--before REF``: the same works by an earlier commit (a git worktree), for the before/after (at 100k).
 
-Results: bench/RESULTS.md, section ``review_scale``.
+Results: bench/RESULTS.md, section ``table_updates``.
 """
 
 from __future__ import annotations
@@ -34,14 +36,15 @@ sys.path.insert(0, str(HERE))
 ENV = {"PYTHONWARNINGS": "ignore", "RUNLENS_MAX_FILE_MB": "65536"}
 
 
-def measure(command: list[str], cwd: Path) -> dict:
-    """One process: CPU and wall seconds, peak resident MB."""
+def measure(command: list[str], cwd: Path, refusable: bool = False) -> dict:
+    """One process: CPU and wall seconds, peak resident MB. ``refusable``: exit 1 (a gate that fails) is an
+    answer, not a failure."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd, env={**os.environ, **ENV})
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) != 0:
+        if os.waitstatus_to_exitcode(status) not in ((0, 1) if refusable else (0,)):
             err.seek(0)
             raise SystemExit(f"failed: {' '.join(command)}\n{err.read().decode()[-2000:]}")
     return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "mb": usage.ru_maxrss / 1024}
@@ -75,7 +78,7 @@ def reviewed_copy(n: int, decisions: int, where: Path) -> tuple[Path, Path]:
 
 
 def rows(n: int, decisions: int, before: Path | None) -> dict:
-    where = Path(tempfile.mkdtemp(prefix="runlens-review-scale-"))
+    where = Path(tempfile.mkdtemp(prefix="runlens-table-updates-"))
     plain, reviewed = reviewed_copy(n, decisions, where)
     out = where / "out.json"
 
@@ -83,23 +86,30 @@ def rows(n: int, decisions: int, before: Path | None) -> dict:
         out.unlink(missing_ok=True)
         return measure([sys.executable, "-m", "reporting", "recompute", str(run), "-o", str(out), *more], cwd)
 
-    found = {
-        "floor": recompute(plain),
-        "judged": recompute(reviewed),
-        "reviewed": recompute(reviewed, "--as", "reviewed"),
+    severity_map = where / "map.yaml"
+    severity_map.write_text("categories:\n  prompt_injection: critical\n  misinformation: low\n")
+    check = [sys.executable, "-m", "reporting", "check", str(plain), "--min-pass-rate", "0.5", "--strict"]
+    works = {
+        "judged": lambda cwd: recompute(reviewed, cwd=cwd),
+        "reviewed": lambda cwd: recompute(reviewed, "--as", "reviewed", cwd=cwd),
+        "check": lambda cwd: measure(check, cwd, refusable=True),
+        "severity_map": lambda cwd: recompute(plain, "--severity-map", str(severity_map), cwd=cwd),
     }
+    found = {"floor": recompute(plain)}
+    for name, work in works.items():
+        found[name] = work(ROOT)
     probe = json.loads((where / "alice.jsonl").read_text().splitlines()[0])["probe_id"]
     command = [sys.executable, "-m", "reporting", "review", str(reviewed), "--set", f"{probe}=fail"]
     found["one_decision"] = measure(command + ["--reviewer", "carol", "--reason", "seen"], ROOT)
     if before is not None:
-        found["before_judged"] = recompute(reviewed, cwd=before)
-        found["before_reviewed"] = recompute(reviewed, "--as", "reviewed", cwd=before)
+        for name, work in works.items():
+            found[f"before_{name}"] = work(before)
     return found
 
 
 def section(results: dict, decisions: int, label: str) -> str:
     lines = [
-        "## A reviewed run at scale (`bench/bench_review_scale.py`)",
+        "## Reviews, gates and severity maps on a run read by columns (`bench/bench_table_updates.py`)",
         "",
         f"The synthetic run with {decisions:,} of its cases decided by two reviewers (half of them by both: some",
         "contested, some unsure, a tenth with a severity), recorded with `review --from`. Each work its own process",
@@ -109,20 +119,24 @@ def section(results: dict, decisions: int, label: str) -> str:
         "| cases | work | CPU s | wall s | peak MB | vs no review |",
         "|---|---|---|---|---|---|",
     ]
-    names = {
-        "floor": "`recompute`, no review file (floor)",
+    works = {
         "judged": "`recompute` with the review file",
         "reviewed": "`recompute --as reviewed`",
+        "check": "`check --min-pass-rate 0.5 --strict`",
+        "severity_map": "`recompute --severity-map` (two categories)",
+    }
+    names = {
+        "floor": "`recompute`, no review file (floor)",
+        **works,
         "one_decision": "`review --set` one more decision",
-        "before_judged": "`recompute` with the review file, before",
-        "before_reviewed": "`recompute --as reviewed`, before",
+        **{f"before_{key}": f"{name}, before" for key, name in works.items()},
     }
     for n, found in results.items():
         floor = found["floor"]["cpu"]
         for key, name in names.items():
             if key in found:
                 row = found[key]
-                ratio = "" if key in ("floor", "one_decision") else f"x{row['cpu'] / floor:.2f}"
+                ratio = "" if key in ("floor", "one_decision", "check") else f"x{row['cpu'] / floor:.2f}"
                 lines.append(
                     f"| {int(n):,} | {name} | {row['cpu']:.1f} | {row['wall']:.1f} | {row['mb']:,.0f} | {ratio} |"
                 )
@@ -152,7 +166,7 @@ def main() -> None:
             subprocess.run(["git", "worktree", "remove", "--force", str(before)], cwd=ROOT, check=False)
     from _results import write_section
 
-    write_section("review_scale", section(results, args.decisions, label))
+    write_section("table_updates", section(results, args.decisions, label))
 
 
 if __name__ == "__main__":
