@@ -20,7 +20,7 @@ $(UV): scripts/uv-requirements.txt
 	touch $(UV)
 
 # An install that does not match the lock stops here with the way out, before anything is installed.
-$(STAMP): $(UV) pyproject.toml uv.lock
+$(STAMP): $(UV) pyproject.toml uv.lock Makefile
 	@$(UV) lock --check --quiet --python $(PYTHON) || { \
 		echo "error: uv.lock does not match pyproject.toml; run \`make lock\` to refresh it, then commit uv.lock" >&2; \
 		exit 2; }

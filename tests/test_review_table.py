@@ -161,3 +161,50 @@ def test_updated_cases_refuses_a_field_it_does_not_replace(tmp_path):
         ):
             updated_cases(run, {run.cases[0].probe_id: {"response": "changed"}})
     assert table_run.UPDATABLE == ("passed", "error", "risk_score", "severity", "severity_weight", "weighted_risk")
+
+
+def test_a_probe_id_no_run_can_hold_is_refused_by_name(tmp_path):
+    """A lone surrogate (an undecodable byte of the command line) names no case: refused as such, never an internal
+    error (the run's verdicts are read for the named cases alone, by an Arrow filter that cannot hold it)."""
+    import subprocess
+    import sys
+
+    path = _reviewed(tmp_path, 2)
+    argv = [sys.executable, "-m", "reporting", "review", str(path), "--set", b"\xff=fail", "--reviewer", "a"]
+    done = subprocess.run([*argv, "--reason", "x"], capture_output=True, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 2 and b"no case of the run has this probe id" in done.stderr, done.stderr[-300:]
+    assert judged_verdicts(reporting.load_run(str(path)).run, {"\udcff", "p000"}) == {"p000": mock_verdict(path)}
+
+
+def mock_verdict(path: Path) -> str:
+    passed = json.loads(path.read_text())["cases"][0]["passed"]
+    return "error" if passed is None else ("pass" if passed else "fail")
+
+
+def test_a_record_too_long_to_be_read_back_is_refused_before_it_is_written(tmp_path, capsys):
+    """A review line is at most reviews.MAX_LINE bytes when read: a decision whose record would be longer (a probe id
+    of 70,000 characters) is refused, not appended and then read back as a torn line."""
+    probe = "x" * 70_000
+    case = {"probe_id": probe, "category": "c", "severity": "low", "passed": True, "risk_score": 0.1}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"schema_version": 2, "run": {"run_id": "r", "model": "m"}, "cases": [case]}))
+    assert main(["review", str(path), "--set", f"{probe}=fail", "--reviewer", "a", "--reason", "x"]) == 2
+    assert "the record is too long: a review line is at most 65536 bytes" in capsys.readouterr().err
+    assert not (tmp_path / "run.reviews.jsonl").exists()
+
+
+def test_the_run_as_reviewed_carries_none_of_the_figures_the_file_stored(tmp_path):
+    """An imported garak run keeps garak's eval lines (tool figures) in its case table's metadata; the run as
+    reviewed has other verdicts, so neither its header nor its table carries them."""
+    from reporting.format.parquet import TOOL_FIGURES_KEY
+
+    source = Path(__file__).resolve().parent / "fixtures" / "garak" / "peers_repeat_small.report.jsonl"
+    path = tmp_path / "run.json"
+    assert main(["import", str(source), "-o", str(path)]) == 0
+    run = reporting.load_run(str(path)).run
+    assert TOOL_FIGURES_KEY in table_of(run).schema.metadata and run.model_extra["tool_figures"]
+    first = run.cases[0].probe_id
+    assert main(["review", str(path), "--set", f"{first}=fail", "--reviewer", "a", "--reason", "x"]) == 0
+    reviewed = reviewed_run(run, adjudicate(run, load_reviews(run, None, path).records))
+    assert TOOL_FIGURES_KEY not in table_of(reviewed).schema.metadata and "tool_figures" not in reviewed.model_extra
+    assert TOOL_FIGURES_KEY in table_of(run).schema.metadata  # the run as judged keeps them

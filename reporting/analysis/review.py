@@ -103,7 +103,7 @@ def reviewed_run(run: RunReport, adjudication: Adjudication) -> RunReport:
             update["severity"] = decision.severity
             update["severity_weight"] = None  # the tier's default weight, as for any case without one
         updates[case["probe_id"]] = update
-    cases = updated_cases(run, updates)
+    cases = updated_cases(run, updates, stored_figures=False)
     extra = {k: v for k, v in (run.model_extra or {}).items() if k != "tool_figures"}
     return RunReport.model_construct(
         schema_version=run.schema_version,
@@ -179,7 +179,8 @@ def reviewer_agreement(adjudication: Adjudication) -> list[dict[str, Any]]:
 def pass_rate_change(run: RunReport, adjudication: Adjudication) -> dict[str, Any]:
     """Judged and reviewed pass rates over the cases evaluated in both, and the paired (Newcombe) interval of the
     difference: the reviews' effect on the headline figure. Only a decided case can move: the rest are the run's
-    own passes and fails, counted from its verdicts."""
+    own passes and fails, counted from its verdicts (``adjudication``: ``adjudicate`` of this run, each decision
+    on one of its cases with that case's verdict as judged)."""
     passes, fails = pass_fail_counts(run)
     moved: dict[tuple[str, Optional[str]], int] = {("pass", "fail"): 0, ("fail", "pass"): 0}  # judged -> reviewed
     for decision in adjudication.decisions.values():

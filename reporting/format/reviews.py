@@ -39,6 +39,7 @@ QUEUES = ("failures", "random", "disagreements", "case", "command line")
 MAX_REASON = 2_000  # characters
 MAX_NAME = 100
 MAX_LINE = 64 * 1024  # bytes: a record longer than this is no record RunLens wrote
+CHAIN_ROOM = 512  # bytes the chain's links add to a record when it is appended (seq, prev, covers)
 SUFFIX = ".reviews.jsonl"
 UNREADABLE = "an incomplete record"  # how the problem of a line that cannot be read starts (Reviews.torn)
 EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
@@ -143,6 +144,8 @@ def check_record(record: Any, where: str, label: str) -> list[Problem]:
     if record.get("queue") is not None and record.get("queue") not in QUEUES:
         bad("queue", f"must be one of {', '.join(QUEUES)}", record.get("queue"))
     check_chain_fields(record, bad)
+    if not problems and len(record_line(record)) + CHAIN_ROOM > MAX_LINE:  # read back as a torn line otherwise
+        problems.append(Problem(label, where, f"the record is too long: a review line is at most {MAX_LINE} bytes"))
     return problems
 
 

@@ -138,15 +138,24 @@ def rows_for(run: RunReport, probes: Optional[Collection[str]], names: Sequence[
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        if not probes:
+        named = sorted(p for p in probes if _encodable(p))  # (a lone surrogate from argv names no case of a run)
+        if not named:
             return []
-        rows = rows.filter(pc.is_in(cases.table.column("probe_id"), value_set=pa.array(sorted(probes), pa.string())))
+        rows = rows.filter(pc.is_in(cases.table.column("probe_id"), value_set=pa.array(named, pa.string())))
     part = rows.to_pydict()
     found = [dict(zip(names, values)) for values in zip(*(part[name] for name in names))]
     if "verdicts" in names:
         for row in found:
             row["verdicts"] = verdict_map(row["verdicts"] or [])
     return found
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _fields(case: Case, names: Sequence[str]) -> dict[str, Any]:
@@ -181,11 +190,14 @@ UPDATABLE = (
 _GIVEN = ("severity_weight", "weighted_risk")  # as the case gives them (the table holds the effective values)
 
 
-def updated_cases(run: RunReport, updates: Mapping[str, Mapping[str, Any]]) -> Union[list[Case], TableCases]:
+def updated_cases(
+    run: RunReport, updates: Mapping[str, Mapping[str, Any]], stored_figures: bool = True
+) -> Union[list[Case], TableCases]:
     """The run's cases with ``updates`` (probe id -> field -> value, fields of ``UPDATABLE``) applied: case
     objects copied with them, or, for a run read by columns, a case table whose rows of those cases are replaced
     (their effective severity weight and weighted risk made again, as the reader makes them), every other row
-    shared with the run's."""
+    shared with the run's. ``stored_figures=False``: the table no longer carries the figures the file stored
+    (the producer's own tool figures in its metadata), as a run whose verdicts changed must not."""
     cases = run.cases
     for update in updates.values():
         if not set(update) <= set(UPDATABLE):
@@ -194,10 +206,12 @@ def updated_cases(run: RunReport, updates: Mapping[str, Mapping[str, Any]]) -> U
         return [
             case.model_copy(update=dict(updates[case.probe_id])) if case.probe_id in updates else case for case in cases
         ]
-    return cases if not updates else TableCases(_updated(cases.columnar, updates))
+    if not updates and stored_figures:
+        return cases
+    return TableCases(_updated(cases.columnar, updates, stored_figures))
 
 
-def _updated(columnar: ColumnarRun, updates: Mapping[str, Mapping[str, Any]]) -> ColumnarRun:
+def _updated(columnar: ColumnarRun, updates: Mapping[str, Mapping[str, Any]], stored_figures: bool) -> ColumnarRun:
     import dataclasses
 
     import numpy as np
@@ -241,7 +255,13 @@ def _updated(columnar: ColumnarRun, updates: Mapping[str, Mapping[str, Any]]) ->
     identity = columnar.identity
     if identity is not None:  # (probe ids, verdicts, risk scores, responses): the fingerprint of the run as reviewed
         identity = (identity[0], table.column("passed"), table.column("risk_score"), identity[3])
-    return dataclasses.replace(columnar, table=table, given=given, identity=identity, stored={})
+    stored = columnar.stored
+    if not stored_figures:
+        from reporting.format.parquet import TOOL_FIGURES_KEY
+
+        kept = {k: v for k, v in (table.schema.metadata or {}).items() if k != TOOL_FIGURES_KEY}
+        table, stored = table.replace_schema_metadata(kept), {}
+    return dataclasses.replace(columnar, table=table, given=given, identity=identity, stored=stored)
 
 
 def run_of_table(columnar: ColumnarRun) -> RunReport:
