@@ -59,6 +59,20 @@ def reviewed_copy(n: int, decisions: int, where: Path) -> tuple[Path, Path]:
     for path in (plain, reviewed):
         path.parent.mkdir(parents=True, exist_ok=True)
         os.link(source, path)
+    # The decisions are drawn in a process of their own: a child's peak resident set (ru_maxrss) starts from what
+    # its parent held when it was forked, and the run's cases held here would be counted in every measurement.
+    subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--draw", str(source), str(where), str(decisions)], check=True
+    )
+    for reviewer in ("alice", "bob"):
+        batch = where / f"{reviewer}.jsonl"
+        command = [sys.executable, "-m", "reporting", "review", str(reviewed), "--from", str(batch)]
+        measure(command + ["--reviewer", reviewer], ROOT)
+    return plain, reviewed
+
+
+def draw(source: Path, where: Path, decisions: int) -> None:
+    """The two reviewers' batches of decisions on cases of ``source`` (seeded)."""
     cases = json.loads(source.read_bytes())["cases"]
     rng = random.Random(7)
     chosen = rng.sample(range(len(cases)), decisions)
@@ -70,11 +84,7 @@ def reviewed_copy(n: int, decisions: int, where: Path) -> tuple[Path, Path]:
             if rng.random() < 0.1:
                 decision["severity"] = rng.choice(["low", "medium", "high", "critical"])
             lines.append(json.dumps(decision))
-        batch = where / f"{reviewer}.jsonl"
-        batch.write_text("\n".join(lines) + "\n")
-        command = [sys.executable, "-m", "reporting", "review", str(reviewed), "--from", str(batch)]
-        measure(command + ["--reviewer", reviewer], ROOT)
-    return plain, reviewed
+        (where / f"{reviewer}.jsonl").write_text("\n".join(lines) + "\n")
 
 
 def rows(n: int, decisions: int, before: Path | None) -> dict:
@@ -136,7 +146,9 @@ def section(results: dict, decisions: int, label: str) -> str:
         for key, name in names.items():
             if key in found:
                 row = found[key]
-                ratio = "" if key in ("floor", "one_decision", "check") else f"x{row['cpu'] / floor:.2f}"
+                ratio = (
+                    "" if key in ("floor", "one_decision") or key.endswith("check") else f"x{row['cpu'] / floor:.2f}"
+                )
                 lines.append(
                     f"| {int(n):,} | {name} | {row['cpu']:.1f} | {row['wall']:.1f} | {row['mb']:,.0f} | {ratio} |"
                 )
@@ -148,7 +160,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--decisions", type=int, default=1000)
     parser.add_argument("--before", metavar="REF", help="also time an earlier commit's recompute")
+    parser.add_argument("--draw", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.draw:
+        draw(Path(args.draw[0]), Path(args.draw[1]), int(args.draw[2]))
+        return
     before = None
     if args.before:
         before = Path(tempfile.mkdtemp(prefix="runlens-before-")) / "tree"
