@@ -208,3 +208,14 @@ def test_the_run_as_reviewed_carries_none_of_the_figures_the_file_stored(tmp_pat
     reviewed = reviewed_run(run, adjudicate(run, load_reviews(run, None, path).records))
     assert TOOL_FIGURES_KEY not in table_of(reviewed).schema.metadata and "tool_figures" not in reviewed.model_extra
     assert TOOL_FIGURES_KEY in table_of(run).schema.metadata  # the run as judged keeps them
+
+
+def test_the_chain_adds_less_than_the_room_a_record_keeps_for_it():
+    """check_record keeps reviews.CHAIN_ROOM bytes of a review line for the links the chain adds when the record is
+    appended (seq, prev; a sign-off's covers): the most they add, at a sequence number no file reaches, fits."""
+    from reporting.format.review_chain import link
+    from reporting.format.reviews import CHAIN_ROOM, record_line
+
+    record = {"kind": "signoff", "run": "f" * 16, "run_id": "r", "reviewer": "a", "time": "2026-12-01T00:00:00Z"}
+    (line,) = link([record], 10**18, "sha256:" + "0" * 64, "f" * 16)
+    assert len(line) - len(record_line(record)) < CHAIN_ROOM
