@@ -205,7 +205,8 @@ def measure(command: list[str], env: dict | None = None, cwd: Path = ROOT, refus
         err.seek(0)
         printed, errors = out.read().decode(), err.read().decode()
     if process.returncode != 0 and refusable:  # the verb refused the file or failed: said in the table
-        return {"s": seconds, "cpu": usage.ru_utime + usage.ru_stime, "mb": usage.ru_maxrss / 1024, "err": errors}
+        cpu = usage.ru_utime + usage.ru_stime
+        return {"s": seconds, "cpu": cpu, "mb": usage.ru_maxrss / 1024, "err": errors, "code": process.returncode}
     if process.returncode != 0:
         raise SystemExit(f"failed: {' '.join(command)}\n{errors[-3000:]}")
     lines = printed.strip().splitlines()

@@ -33,21 +33,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-ENV = {"PYTHONWARNINGS": "ignore", "RUNLENS_MAX_FILE_MB": "65536"}
 
 
 def measure(command: list[str], cwd: Path, refusable: bool = False) -> dict:
-    """One process: CPU and wall seconds, peak resident MB. ``refusable``: exit 1 (a gate that fails) is an
-    answer, not a failure."""
-    with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd, env={**os.environ, **ENV})
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) not in ((0, 1) if refusable else (0,)):
-            err.seek(0)
-            raise SystemExit(f"failed: {' '.join(command)}\n{err.read().decode()[-2000:]}")
-    return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "mb": usage.ru_maxrss / 1024}
+    """One process (``bench_peers.measure``: CPU and wall seconds, peak resident MB, under the peers bench's
+    environment); ``refusable``: exit 1 (a gate that fails) is an answer, not a failure."""
+    from bench_peers import measure as measured
+
+    found = measured(command, cwd=cwd, refusable=refusable)
+    if found.get("code", 0) not in (0, 1):
+        raise SystemExit(f"failed: {' '.join(command)}\n{found['err'][-2000:]}")
+    return {"cpu": found["cpu"], "wall": found["s"], "mb": found["mb"]}
 
 
 def reviewed_copy(n: int, decisions: int, where: Path) -> tuple[Path, Path]:

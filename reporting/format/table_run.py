@@ -102,12 +102,16 @@ class TableCases(Sequence[Case]):
             part = rows.slice(start, min(CHUNK, first + len(wanted) - start))
             yield from dumped_rows(part, self.columnar.label, start, none, empty)
 
-    def columns(self, names: Sequence[str]) -> Iterator[dict[str, Any]]:
+    def columns(self, names: Sequence[str], keep: Any = None) -> Iterator[dict[str, Any]]:
         """Each case's ``names`` only (columns of the table: verdicts as judge -> verdict), read a column at a time:
-        what a recount of a tool's figures reads, without the rest of each case."""
+        what a recount of a tool's figures reads, without the rest of each case. ``keep``: a mask of the rows to
+        read (the others are not read at all)."""
         step = CHUNK * 16
-        for start in range(0, len(self), step):
-            part = self._rows.slice(start, step).select(list(names)).to_pydict()
+        rows = self._rows.select(list(names))
+        if keep is not None:
+            rows = rows.filter(keep)
+        for start in range(0, rows.num_rows, step):
+            part = rows.slice(start, step).to_pydict()
             for values in zip(*(part[name] for name in names)):
                 row = dict(zip(names, values))
                 if "verdicts" in row:
@@ -125,29 +129,23 @@ class TableCases(Sequence[Case]):
         return f"<{len(self)} cases of {self.columnar.label!r} in a case table>"
 
 
-def rows_for(run: RunReport, probes: Optional[Collection[str]], names: Sequence[str]) -> list[dict[str, Any]]:
+def rows_for(run: RunReport, probes: Optional[Collection[str]], names: Sequence[str]) -> Iterator[dict[str, Any]]:
     """The fields ``names`` of the cases whose probe id is in ``probes`` (None: every case), in the run's order,
-    verdicts as judge -> verdict: for a run read by columns, read from the rows of those cases alone (no case
-    object); for a run of case objects, from its cases."""
+    verdicts as judge -> verdict: for a run read by columns, read from the rows of those cases alone
+    (``TableCases.columns``, no case object); for a run of case objects, from its cases."""
     cases = run.cases
     if not isinstance(cases, TableCases):
         wanted = None if probes is None else set(probes)
-        return [_fields(case, names) for case in cases if wanted is None or case.probe_id in wanted]
-    rows = cases._rows.select(list(names))
-    if probes is not None:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        return (_fields(case, names) for case in cases if wanted is None or case.probe_id in wanted)
+    if probes is None:
+        return cases.columns(names)
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-        named = sorted(p for p in probes if _encodable(p))  # (a lone surrogate from argv names no case of a run)
-        if not named:
-            return []
-        rows = rows.filter(pc.is_in(cases.table.column("probe_id"), value_set=pa.array(named, pa.string())))
-    part = rows.to_pydict()
-    found = [dict(zip(names, values)) for values in zip(*(part[name] for name in names))]
-    if "verdicts" in names:
-        for row in found:
-            row["verdicts"] = verdict_map(row["verdicts"] or [])
-    return found
+    named = sorted(p for p in probes if _encodable(p))  # (a lone surrogate from argv names no case of a run)
+    if not named:
+        return iter(())
+    return cases.columns(names, pc.is_in(cases.table.column("probe_id"), value_set=pa.array(named, pa.string())))
 
 
 def _encodable(text: str) -> bool:
@@ -232,10 +230,9 @@ def _updated(columnar: ColumnarRun, updates: Mapping[str, Mapping[str, Any]], st
         evaluated = row["passed"] is not None
         weight = row["severity_weight"]
         effective = (DEFAULT_SEVERITY_WEIGHTS[row["severity"]] if weight is None else weight) if evaluated else None
-        risk = row["risk_score"] if evaluated else None
+        risk = row["risk_score"] = row["risk_score"] if evaluated else None  # (the table holds no risk unevaluated)
         for name in UPDATABLE:
             new[name].append(row[name])
-        new["risk_score"][-1] = risk
         new["effective"].append(effective)
         new["effective_risk"].append(None if risk is None or effective is None else min(risk * effective, 1.0))
     flags = mask.combine_chunks()
