@@ -25,7 +25,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, Optional, Union
 
@@ -137,11 +137,43 @@ def _read_document(
     if header_problems:
         raise NotMine
     schema = _parse_schema(version)
+    n = len(raws)
+    read_past = None if release is None else functools.partial(_release_before, release, data, raws)
+    batches, explicit, _ = _case_batches(_chunks([raws]), label, version, schema, whole, read_past)
+    del raws, data, release, read_past  # (each case's raw bytes were a view into the document)
+    box.clear()
+    import pyarrow as pa
+
+    table = pa.Table.from_batches(batches, schema=read_schema(schema))
+    if table.num_rows != n:
+        raise NotMine
+    return finish(label, meta, version, stored, table, lambda name: explicit.get(name, 0), columns, whole=whole)
+
+
+def _release_before(release: Callable[[int], None], data: Any, raws: list, seen: int) -> None:
+    """The bytes before the next chunk's first case: read, given back."""
+    if seen < len(raws):
+        release(_span_of(data, raws[seen])[0])
+
+
+def _case_batches(
+    chunks: Iterable[list],
+    label: str,
+    version: int,
+    schema: Any,
+    whole: bool,
+    read_past: Optional[Callable[[int], None]] = None,
+    one_a_line: bool = False,
+) -> tuple[list, dict[str, int], int]:
+    """The record batches of the cases in ``chunks`` (lists of each case's raw bytes), the cases whose null of a
+    CHECKED name is written ``null``, and how many cases there were. ``read_past(seen)``: told after each chunk.
+    ``one_a_line``: a case that spans lines is not this reader's (JSON Lines, one case a line)."""
     batches = []
     explicit: dict[str, int] = {}  # per name of CHECKED: the cases whose null is written ``null``
-    chunk: list = []
     seen = 0
-    for chunk, lines, parsed in _parsed_chunks(raws, schema):
+    for chunk, lines, parsed in _parsed_chunks(chunks, schema):
+        if one_a_line and lines.count(b"\n") != len(chunk) - 1:
+            raise NotMine  # a case over two lines, which the per-record reader reads as two broken lines
         table, every_key_known = parsed.result()
         # A chunk whose every key Arrow's schema names has no extras: each case's keys are decoded only where a
         # check needs them (``nested``), not all (a third of the reading of a million cases).
@@ -155,21 +187,30 @@ def _read_document(
             done = end
         del lines, keys, parsed, table
         seen += len(chunk)
-        if release is not None and seen < len(raws):  # the bytes before the next chunk's first case: read
-            release(_span_of(data, raws[seen])[0])
-    n = len(raws)
-    del raws, chunk, data, release  # (each case's raw bytes were a view into the document)
-    box.clear()
-    import pyarrow as pa
-
-    table = pa.Table.from_batches(batches, schema=read_schema(schema))
-    if table.num_rows != n:
-        raise NotMine
-    return finish(label, meta, version, stored, table, lambda name: explicit.get(name, 0), columns, whole=whole)
+        if read_past is not None:
+            read_past(seen)
+    return batches, explicit, seen
 
 
-def _parsed_chunks(raws: list, schema) -> Iterator[tuple[list, bytes, Future]]:
-    """Each CHUNK of cases: the raw cases, their bytes one a line, and Arrow's parse of them (``_parse_known``)
+def _chunks(blocks: Iterable[list]) -> Iterator[list]:
+    """The cases of ``blocks`` (lists of raw cases) CHUNK at a time, across blocks."""
+    held: list = []
+    for block in blocks:
+        at = 0
+        while at < len(block):
+            part = block[at : at + CHUNK - len(held)]
+            held.extend(part)
+            at += len(part)
+            if len(held) == CHUNK:
+                yield held
+                held = []
+        del block
+    if held:
+        yield held
+
+
+def _parsed_chunks(chunks: Iterable[list], schema) -> Iterator[tuple[list, bytes, Future]]:
+    """Each chunk of cases: the raw cases, their bytes one a line, and Arrow's parse of them (``_parse_known``)
     in threads of their own. Arrow parses without Python's lock, so the next chunks are parsed while the caller
     reads this one's keys (AHEAD + 1 chunks held at a time)."""
     from collections import deque
@@ -177,8 +218,7 @@ def _parsed_chunks(raws: list, schema) -> Iterator[tuple[list, bytes, Future]]:
 
     with ThreadPoolExecutor(max_workers=AHEAD, thread_name_prefix="runlens-parse") as pool:
         waiting: deque = deque()
-        for at in range(0, len(raws), CHUNK):
-            chunk = raws[at : at + CHUNK]
+        for chunk in chunks:
             lines = b"\n".join(chunk)
             waiting.append((chunk, lines, pool.submit(_parse_known, lines, schema, len(chunk))))
             del chunk, lines

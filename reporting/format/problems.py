@@ -112,6 +112,12 @@ def _open_checked(path: Union[str, os.PathLike], limit: int, regular_only: bool)
     return fd, info
 
 
+def open_capped(path: Union[str, os.PathLike]) -> tuple[int, os.stat_result]:
+    """A regular file opened for reading under the size cap (``MAX_FILE_BYTES``), as ``read_file_bytes(path,
+    regular_only=True)`` opens it: the descriptor (the caller's to close) and its stat."""
+    return _open_checked(path, MAX_FILE_BYTES, True)
+
+
 def read_file_bytes(path: Union[str, os.PathLike], limit: Optional[int] = None, regular_only: bool = False) -> bytes:
     """The bytes of a file, at most ``limit`` (default ``MAX_FILE_BYTES``); ``FileTooLarge`` beyond it.
 

@@ -208,6 +208,15 @@ def surely_runlens(head: bytes) -> bool:
     return _RUNLENS_FIRST_KEY.match(head) is not None
 
 
+def lines_of_no_other_tool(head: bytes, label: str, whole: bool) -> bool:
+    """Whether a file of JSON Lines that opens with ``head`` (``whole``: all of it) is read by ``import_document`` as
+    no other tool's: the detectors read its first line and its first 64 KB (``head`` must hold both), and the
+    benchmarks' reader takes a file of several lines as no benchmark (it is not one JSON value)."""
+    if head.find(b"\n") < 0 or not (whole or len(head) >= 1 << 16):
+        return False
+    return _detect(head)[0] is None and garak_side_file(head, label) is None
+
+
 def import_document(
     data: bytes, label: str, model: Optional[str] = None
 ) -> Optional[tuple[Optional[dict[str, Any]], list[str], list[Problem]]]:

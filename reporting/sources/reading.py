@@ -18,6 +18,7 @@ from reporting._gc import gc_paused
 from reporting._memory import give_back
 from reporting.format.columnar import read_document
 from reporting.format.columnar_checks import ColumnarRun
+from reporting.format.columnar_lines import read_lines
 from reporting.format.columnar_parquet import read_parquet_run
 from reporting.format.parquet import looks_like_parquet
 from reporting.format.problems import (
@@ -33,7 +34,7 @@ from reporting.format.problems import (
 from reporting.format.reading import LoadResult, load_document, run_of_document
 from reporting.format.schema import RunReport
 from reporting.format.table_run import run_of_table
-from reporting.importers import import_document, surely_runlens
+from reporting.importers import import_document, lines_of_no_other_tool, surely_runlens
 
 MAPPED_FROM = 64 << 20  # bytes of a run file from which the columnar reader gives its bytes back as it goes
 Source = Union[str, os.PathLike, bytes, bytearray, BinaryIO, io.TextIOBase]
@@ -138,7 +139,7 @@ def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Op
     it, and the run: ``(True, None)`` when it handed the run back (the per-record reader's); ``(False, None)``: the
     file is read as any other. What is told is what was read: the head read first only says whether to try."""
     if label.lower().endswith(LINES_SUFFIXES):
-        return False, None  # JSON Lines by the name, as the per-record reader tells them
+        return _large_lines(path, label)  # JSON Lines by the name, as the per-record reader tells them
     try:
         found = regular_file_head(path, HEAD)
     except (OSError, ValueError):  # (a name no file can have: read as any other, which says so)
@@ -157,6 +158,30 @@ def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Op
     box.clear()
     give_back()
     return True, fast
+
+
+def _large_lines(path: Union[str, os.PathLike], label: str) -> tuple[bool, Optional[ColumnarRun]]:
+    """A large RunLens run of JSON Lines named by its path (``MAPPED_FROM`` bytes or more, a regular file whose first
+    line and 64 KB no other tool's reader takes), read by columns a block at a time (``read_lines``): a file of ten
+    million cases is never held whole. As ``_large_document`` says, whether it was read, and the run."""
+    try:
+        found = regular_file_head(path, LINES_HEAD)
+    except (OSError, ValueError):
+        return False, None
+    if found is None or found[1].st_size < MAPPED_FROM:
+        return False, None
+    head = found[0]
+    if not lines_of_no_other_tool(head, label, whole=len(head) == found[1].st_size):
+        return False, None
+    try:
+        fast = read_lines(path, label)
+    except (OSError, FileTooLarge):
+        return False, None
+    give_back()
+    return True, fast
+
+
+LINES_HEAD = 1 << 20  # bytes of a JSON Lines file in which its first line must end for ``_large_lines`` to read it
 
 
 def _columnar(source: Source, box: list[Any], label: str) -> Optional[ColumnarRun]:
