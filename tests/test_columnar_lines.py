@@ -4,12 +4,13 @@ per-record reader reads otherwise (a line broken where Python breaks lines, two 
 another tool's file) handed back to it, never read another way."""
 
 import json
+import os
 
 import pytest
 from test_columnar import BASE, INVALID, VALID, assert_read_alike, per_record
 
 import reporting
-from reporting.format import columnar_lines, problems
+from reporting.format import columnar, columnar_lines, problems
 from reporting.format.columnar_checks import NotMine
 from reporting.sources import reading
 
@@ -160,3 +161,91 @@ def test_the_size_cap_holds_for_lines_read_by_columns(tmp_path, monkeypatch):
     monkeypatch.setattr(problems, "MAX_FILE_BYTES", 1000)
     read = _loaded(path)
     assert read.run is None and len(read.problems) == 1 and "larger than the" in read.problems[0].message
+
+
+def test_a_blank_line_and_two_cases_on_another_in_one_block(tmp_path, monkeypatch):
+    """msgspec skips a blank line and splits two values on one line: one of each in a block kept its count of lines
+    equal to its count of cases (the first audit of 1dacc4c)."""
+    monkeypatch.setattr(columnar_lines, "LINE_BLOCK", 64 << 20)
+    lines = [json.dumps(case) for case in BASE["cases"]]
+    for two in (lines[10] + " " + lines[11], lines[10] + lines[11]):
+        for blank in ("\n", "  \n", "\t\n"):
+            text = "".join(line + "\n" for line in lines[:10] + [two] + lines[12:]) + blank
+            fast, _ = _read(tmp_path, text)
+            assert fast is None
+            path = tmp_path / "run.jsonl"
+            read, slow = _loaded(path), reporting.load_run(str(path))
+            assert read.problems and [str(p) for p in read.problems] == [str(p) for p in slow.problems]
+            assert read.run == slow.run
+
+
+@pytest.mark.parametrize("value", ["null", "true", "1", '"s"', "[]", "[null]", "{}"])
+def test_a_line_that_is_no_case_is_the_per_record_readers_problem(tmp_path, value):
+    """A ``null`` line crashed the reader (msgspec's ValidationError from a case's keys): handed back, named."""
+    lines = [json.dumps(case) for case in BASE["cases"]]
+    text = "".join(line + "\n" for line in lines[:3] + [value] + lines[3:])
+    fast, slow = _read(tmp_path, text)
+    assert fast is None and slow.problems
+    read = _loaded(tmp_path / "run.jsonl")
+    assert [str(p) for p in read.problems] == [str(p) for p in slow.problems]
+
+
+def test_a_null_case_in_a_document_is_the_per_record_readers_problem(tmp_path):
+    document = json.loads(json.dumps(BASE))
+    document["cases"][3] = None
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    assert columnar.read_document(path.read_bytes(), str(path)) is None
+    read = reporting.load_run(str(path))
+    assert read.problems == per_record(path).problems and "must be" in read.problems[0].message
+
+
+def test_another_tools_first_line_after_a_blank_line_is_still_that_tools(tmp_path):
+    """The detectors read the first line after any white space: a file opening with white space is not read here,
+    however far its first line reaches (a garak hit log whose keys come after the first megabyte)."""
+    first = {**BASE["cases"][0], "pad": "x" * 1_200_000, "attempt_id": "a", "detector": "d", "probe": "p", "score": 1.0}
+    lines = [json.dumps(first)] + [json.dumps(case) for case in BASE["cases"][1:]]
+    path = tmp_path / "hits.jsonl"
+    path.write_text("\n" + "".join(line + "\n" for line in lines))
+    read, slow = _loaded(path), reporting.load_run(str(path))
+    assert [str(p) for p in read.problems] == [str(p) for p in slow.problems] and read.run == slow.run
+
+
+def test_a_file_rewritten_while_it_was_read_is_handed_back(tmp_path, monkeypatch):
+    """Rewritten in place at the same size after its first block: what was read is of no one file."""
+    path = tmp_path / "run.jsonl"
+    path.write_text(_lines(BASE["cases"]))
+    blocks = columnar_lines._line_blocks
+
+    def rewritten(handle, size):
+        for i, raws in enumerate(blocks(handle, size)):
+            if i == 0:
+                text = path.read_text()
+                with open(path, "r+") as again:
+                    again.write(text.replace('"probe_id": "p', '"probe_id": "X', 5))
+                os.utime(path, ns=(1, 1))
+            yield raws
+
+    monkeypatch.setattr(columnar_lines, "_line_blocks", rewritten)
+    assert columnar_lines.read_lines(path, str(path)) is None
+
+
+def test_a_growing_file_is_read_no_further_than_a_byte_past_its_size(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_text(_lines(BASE["cases"]))
+    size = path.stat().st_size
+
+    class Counted:
+        read_bytes = 0
+
+        def __init__(self, handle):
+            self.handle = handle
+
+        def read(self, n):
+            got = self.handle.read(n)
+            Counted.read_bytes += len(got)
+            return got
+
+    with open(path, "rb") as handle, pytest.raises(NotMine):
+        list(columnar_lines._line_blocks(Counted(handle), size - 100))
+    assert Counted.read_bytes == size - 99

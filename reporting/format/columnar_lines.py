@@ -6,8 +6,11 @@ whole. It reads only what the per-record reader reads as the same lines (tests/t
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Any, Optional, Union
+
+import msgspec
 
 from reporting.format.columnar import _case_batches, _chunks, _parse_schema
 from reporting.format.columnar_checks import ColumnarRun, NotMine, finish
@@ -23,8 +26,8 @@ def read_lines(path: Union[str, os.PathLike], label: str) -> Optional[ColumnarRu
     capped as the per-record reader caps it (``FileTooLarge``; ``OSError`` too: the caller's)."""
     try:
         return _read_lines_run(path, label)
-    except (NotMine, UnicodeDecodeError, RecursionError):
-        return None
+    except (NotMine, UnicodeDecodeError, RecursionError, msgspec.DecodeError, msgspec.ValidationError):
+        return None  # (msgspec's errors: a value this reader cannot vouch for, which the per-record reader names)
 
 
 LINE_BLOCK = 64 << 20  # bytes of a JSON Lines file read at once by ``read_lines``
@@ -48,6 +51,9 @@ def _read_lines_run(path: Union[str, os.PathLike], label: str) -> ColumnarRun:
     with open(fd, "rb", buffering=0) as handle:
         blocks = _line_blocks(handle, info.st_size)
         batches, explicit, n = _case_batches(_chunks(blocks), label, 1, schema, True, one_a_line=True)
+        after = os.fstat(handle.fileno())
+    if (after.st_size, after.st_mtime_ns) != (info.st_size, info.st_mtime_ns):
+        raise NotMine  # (written while it was read: the per-record reader reads it as it is now)
     table = pa.Table.from_batches(batches, schema=read_schema(schema))
     if not n or table.num_rows != n:
         raise NotMine
@@ -57,12 +63,10 @@ def _read_lines_run(path: Union[str, os.PathLike], label: str) -> ColumnarRun:
 def _line_blocks(handle: Any, size: int) -> Iterator[list]:
     """Each block of whole lines of the file (``LINE_BLOCK`` bytes or so) as its cases' raw bytes (msgspec's
     views into the block), once every line of it is one JSON value with no other line break in it."""
-    import msgspec
-
     decoder = msgspec.json.Decoder(msgspec.Raw)
     tail, got = b"", 0
     while True:
-        piece = handle.read(LINE_BLOCK)
+        piece = handle.read(min(LINE_BLOCK, size - got + 1))  # (one byte past the size it had: grown)
         got += len(piece)
         if got > size:
             raise NotMine  # (grown since it was opened: the per-record reader reads it as it is now)
@@ -81,9 +85,22 @@ def _line_blocks(handle: Any, size: int) -> Iterator[list]:
             raws = decoder.decode_lines(block)
         except msgspec.DecodeError:
             raise NotMine from None
-        if len(raws) != block.count(b"\n") + (not block.endswith(b"\n")):
-            raise NotMine  # a blank line, or two values on one line
+        if _blank_line(block) or len(raws) != block.count(b"\n") + (not block.endswith(b"\n")):
+            raise NotMine  # a blank line (which msgspec skips), or two values on one line
         yield raws
         del raws, block
         if not piece:
             return
+
+
+_BLANK_LINE = re.compile(rb"(?:\A|\n)[ \t]*(?:\n|\Z)")
+
+
+def _blank_line(block: bytes) -> bool:
+    """Whether a block of whole lines holds a line of nothing but white space (spaces and tabs: ``\\r`` and the
+    rest are refused before), found by the fast searches where no line starts with white space."""
+    if block[:1] in (b"\n", b" ", b"\t") or b"\n\n" in block:
+        return True
+    if b"\n " not in block and b"\n\t" not in block:
+        return False
+    return _BLANK_LINE.search(block) is not None

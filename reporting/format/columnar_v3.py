@@ -97,6 +97,15 @@ def case_keys(lines: bytes, raws: list) -> list[dict[str, Raw]]:
 _KEYS = msgspec.json.Decoder(dict[str, Raw])
 
 
+def _keys_of(raw: Raw) -> dict[str, Raw]:
+    """One case's keys (a case that is no object, ``null`` say, which Arrow reads as a row of nulls: not this
+    reader's, the per-record reader names it)."""
+    try:
+        return _KEYS.decode(raw)
+    except _DECODE:
+        raise NotMine from None
+
+
 def nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int], whole=False):
     """``_nested``; an Arrow error (a batch's texts beyond what one array holds, say) hands the run back. ``whole``:
     hand back a case the table would not keep whole (a limit, whose nulls it leaves out; an empty conversation in
@@ -126,7 +135,7 @@ def _nested(label: str, version: int, batch, raws: list, keys: Optional[list], e
         column = batch.column(name)
         if column.null_count:  # a case where Arrow read null and the key is there: the key's value is null
             rows = pc.indices_nonzero(pc.is_null(column)).to_pylist()
-            cases = map(keys.__getitem__, rows) if keys is not None else (_KEYS.decode(raws[i]) for i in rows)
+            cases = map(keys.__getitem__, rows) if keys is not None else (_keys_of(raws[i]) for i in rows)
             explicit[name] = explicit.get(name, 0) + sum(map(operator.contains, cases, itertools.repeat(name)))
     if whole and (
         (version >= 3 and batch.column("limit").null_count < n)

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO, Optional, Union
 
 from reporting._gc import gc_paused
 from reporting._memory import give_back
+from reporting.format import problems as files
 from reporting.format.columnar import read_document
 from reporting.format.columnar_checks import ColumnarRun
 from reporting.format.columnar_lines import read_lines
@@ -168,10 +169,10 @@ def _large_lines(path: Union[str, os.PathLike], label: str) -> tuple[bool, Optio
         found = regular_file_head(path, LINES_HEAD)
     except (OSError, ValueError):
         return False, None
-    if found is None or found[1].st_size < MAPPED_FROM:
-        return False, None
+    if found is None or not MAPPED_FROM <= found[1].st_size <= files.MAX_FILE_BYTES:
+        return False, None  # (above the cap: the per-record reader's read says so)
     head = found[0]
-    if not lines_of_no_other_tool(head, label, whole=len(head) == found[1].st_size):
+    if head[:1] != b"{" or not lines_of_no_other_tool(head, label, whole=len(head) == found[1].st_size):
         return False, None
     try:
         fast = read_lines(path, label)
