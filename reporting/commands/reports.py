@@ -124,13 +124,14 @@ def cmd_recompute(args: argparse.Namespace) -> int:
     if args.format == "parquet":
         if not args.output:
             raise BadInput("--format parquet: name the figures' file with -o OUT.json (the cases go beside it)")
-        from reporting.format.parquet import case_table, write_case_table
+        from reporting.format.parquet import write_case_table
+        from reporting.format.table_run import run_case_table
 
         table_path = os.path.splitext(args.output)[0] + ".parquet"
         _refuse_overwriting_input(table_path, args.run)
         document = {k: v for k, v in document.items() if k not in ("cases", "errors")}
         document["cases_file"] = os.path.basename(table_path)
-        write_case_table(case_table(run), table_path)
+        write_case_table(run_case_table(report.run), table_path)  # (as reviewed with --as reviewed, as the JSON)
         _err(f"wrote {shown(table_path)}: the case table ({len(run.cases)} case(s), Parquet)")
     if args.output:
         _refuse_overwriting_input(args.output, args.run)

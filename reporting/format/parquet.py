@@ -111,7 +111,18 @@ def case_table(run: RunReport, key: Optional[str] = None):
         }
         for name in CASE_COLUMNS:
             columns[name].append(row[name])
-    schema = pa.schema([(name, _arrow_type(kind)) for name, kind in CASE_COLUMNS.items()])
+    return pa.table(columns, schema=case_schema()).replace_schema_metadata(table_metadata(run))
+
+
+def case_schema():
+    """The Arrow schema of a case table (``CASE_COLUMNS``, texts plain)."""
+    import pyarrow as pa
+
+    return pa.schema([(name, _arrow_type(kind)) for name, kind in CASE_COLUMNS.items()])
+
+
+def table_metadata(run: RunReport) -> dict[bytes, bytes]:
+    """A case table's metadata: the run's header, the schema version and the producing tool's own figures."""
     metadata = {
         RUN_METADATA_KEY: json.dumps(run.run.model_dump(mode="json", exclude_none=True)).encode(),
         SCHEMA_VERSION_KEY: b"3",
@@ -119,7 +130,7 @@ def case_table(run: RunReport, key: Optional[str] = None):
     tool_figures = (run.model_extra or {}).get("tool_figures")
     if tool_figures:  # the producing tool's own figures, so drift against them survives the conversion
         metadata[TOOL_FIGURES_KEY] = json.dumps(tool_figures).encode()
-    return pa.table(columns, schema=schema).replace_schema_metadata(metadata)
+    return metadata
 
 
 def _extra_json(case: Any) -> Optional[str]:

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Optional, Union, overload
 
 from reporting.format.columnar_checks import ColumnarRun
-from reporting.format.parquet import case_records, verdict_map
+from reporting.format.parquet import case_records, case_schema, case_table, table_metadata, verdict_map
 from reporting.format.schema import Case, RunReport
 from reporting.format.table_records import dumped_rows
 
@@ -279,3 +279,18 @@ def table_of(run: RunReport) -> Any:
     """The case table behind a run's cases, or None for a run of case objects."""
     cases = run.cases
     return cases.table if isinstance(cases, TableCases) else None
+
+
+def run_case_table(run: RunReport, key: Optional[str] = None) -> Any:
+    """``parquet.case_table`` of a run: of a run read by columns, its own table (which holds its cases as a case
+    table does: effective weights, risks of evaluated cases), no case object made; the same table."""
+    table = table_of(run)
+    if table is None:
+        return case_table(run, key)
+    import pyarrow as pa
+
+    schema = case_schema()
+    keys = pa.array([key] * table.num_rows, pa.string())
+    table = table.drop_columns([name for name in ("run_key",) if name in table.column_names])
+    table = table.append_column("run_key", keys)
+    return table.select(schema.names).cast(schema).replace_schema_metadata(table_metadata(run))

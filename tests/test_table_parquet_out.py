@@ -1,0 +1,116 @@
+"""``recompute --format parquet`` of a run read by columns writes the run's own table (``table_run.run_case_table``),
+no case object made: the same case table ``parquet.case_table`` makes of the run read case by case, column by column
+and in its metadata, for sample, imported, hostile, reviewed and relabelled runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from test_columnar_v3 import PEER_FILES, VARIATIONS, imported, variation_file  # noqa: F401 - the module's fixture
+from test_review_table import _reviewed
+from test_table_run import SAMPLES, errors_and_weights, read_by_columns
+
+import reporting
+from reporting.cli import main
+from reporting.format import table_run
+from reporting.format.parquet import TOOL_FIGURES_KEY, case_table
+from reporting.format.reading import load_document
+from reporting.format.table_run import TableCases, run_case_table, table_of, updated_cases
+
+
+def per_record(path: Path):
+    return load_document(str(path), [path.read_bytes()]).run
+
+
+def assert_same_table(fast, slow, key=None) -> None:
+    made, reference = run_case_table(fast, key), case_table(slow, key)
+    assert made.schema.names == reference.schema.names
+    for name in reference.column_names:
+        assert made.column(name).equals(reference.column(name)), name
+    assert made.schema.equals(reference.schema, check_metadata=True)
+
+
+def _by_columns(path: Path):
+    run = reporting.load_run(str(path)).run
+    assert table_of(run) is not None, path
+    return run
+
+
+@pytest.mark.parametrize("path", [p for p in SAMPLES if '"limit"' not in p.read_text()], ids=lambda p: p.name)
+def test_a_sample_runs_table_is_its_case_table(path):
+    assert_same_table(_by_columns(path), per_record(path))
+    assert_same_table(_by_columns(path), per_record(path), key="k1")
+
+
+def test_errors_given_weights_and_stored_figures(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(errors_and_weights(2)))
+    assert_same_table(_by_columns(path), per_record(path))
+
+
+@pytest.mark.parametrize("name", PEER_FILES)
+def test_an_imported_runs_table_is_its_case_table(imported, name):  # noqa: F811
+    for path in imported[name]:
+        if read_by_columns(path, name):
+            assert_same_table(_by_columns(path), per_record(path))
+
+
+@pytest.mark.parametrize("name", [n for n in VARIATIONS if VARIATIONS[n][2] is None][:8])
+def test_a_hostile_runs_table_is_its_case_table(imported, tmp_path, name):  # noqa: F811
+    path = variation_file(imported, tmp_path, name)
+    fast = reporting.load_run(str(path)).run
+    if fast is not None and table_of(fast) is not None:
+        assert_same_table(fast, per_record(path))
+
+
+def test_updated_rows_and_dropped_tool_figures(imported):  # noqa: F811
+    """A run as reviewed or relabelled is its table with rows replaced: written, it is the case table of the case
+    objects updated alike; the producer's figures go with ``stored_figures=False``."""
+    path = imported["garak/peers_repeat_small.report.jsonl"][0]
+    fast, slow = _by_columns(path), per_record(path)
+    ids = [case.probe_id for case in slow.cases]
+    updates = {
+        ids[0]: {"passed": False, "risk_score": 0.9, "severity": "critical"},
+        ids[2]: {"passed": None, "error": "reviewed as unsure", "risk_score": None},
+        ids[3]: {"severity_weight": 2.0, "weighted_risk": 0.5},
+    }
+    for stored in (True, False):
+        runs = [
+            run.model_copy(update={"cases": updated_cases(run, updates, stored_figures=stored)}) for run in (fast, slow)
+        ]
+        if not stored:  # (as reviewed_run drops them from the header too)
+            runs = [run.model_copy(update={"tool_figures": None}) for run in runs]
+        assert isinstance(runs[0].cases, TableCases)
+        assert_same_table(*runs)
+        assert (TOOL_FIGURES_KEY in (run_case_table(runs[0]).schema.metadata or {})) == stored
+
+
+def test_recompute_format_parquet_makes_no_case(tmp_path, monkeypatch):
+    """The command line: the Parquet file written of a run read by columns is the case table of the run read case by
+    case, and no ``Case`` was made for it."""
+    path = _reviewed(tmp_path, 3)
+    made = []
+    rows = TableCases._cases
+
+    def counted(self, *args, **kwargs):
+        made.append(1)
+        return rows(self, *args, **kwargs)
+
+    monkeypatch.setattr(TableCases, "_cases", counted)
+    monkeypatch.setattr(table_run, "case_table", lambda *a, **k: pytest.fail("made a case per case"))
+    out = tmp_path / "out.json"
+    assert main(["recompute", str(path), "--as", "reviewed", "--format", "parquet", "-o", str(out)]) == 0
+    written = pq.read_table(out.with_suffix(".parquet"))
+    monkeypatch.undo()
+    assert main(["recompute", str(path), "--as", "reviewed", "-o", str(tmp_path / "plain.json")]) == 0
+    assert not made
+    run = reporting.load_run(str(path)).run
+    assert table_of(run) is not None and written.num_rows == len(run.cases)
+    reread = reporting.load_run(str(out.with_suffix(".parquet"))).run
+    plain = json.loads((tmp_path / "plain.json").read_text())
+    written_verdicts = {c.probe_id: c.passed for c in reread.cases}
+    assert written_verdicts == {c["probe_id"]: c.get("passed") for c in plain["cases"] + plain.get("errors", [])}
+    assert None in written_verdicts.values()  # (the unsure decisions: not evaluated as reviewed)
