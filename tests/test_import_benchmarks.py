@@ -75,7 +75,8 @@ def test_harmbench_labels(tmp_path):
 
 
 def test_compare_pairs_runs_of_two_tools_on_the_probe_text(tmp_path):
-    from reporting.analysis.compare import compare_runs, paired_on
+    from reporting.analysis.compare import compare_runs
+    from reporting.analysis.pairing import paired_on
 
     inspect_run = reporting.read_run(FIXTURES / "inspect" / "cli_mockllm_default.json")
     promptfoo_run = reporting.read_run(FIXTURES / "promptfoo" / "promptfoo_redteam.json")
@@ -131,6 +132,6 @@ def test_the_compare_page_pairs_two_tools_on_their_text(tmp_path, monkeypatch):
 
 
 def paired_on_count(path):
-    from reporting.analysis.compare import paired_on
+    from reporting.analysis.pairing import paired_on
 
     return len(paired_on(reporting.read_run(path), "input").cases)

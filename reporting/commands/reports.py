@@ -201,7 +201,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             _refuse_overwriting_input(output, args.candidate)
             check_output_path(output)
     if args.pair_on != "probe_id":
-        from reporting.analysis.compare import paired_on
+        from reporting.analysis.pairing import paired_on
 
         base, candidate = paired_on(base, args.pair_on), paired_on(candidate, args.pair_on)
         _err(f"paired on the probes' {args.pair_on} text: {len(base.cases)} and {len(candidate.cases)} probe(s)")

@@ -117,8 +117,9 @@ def comparison_cached(
 ) -> tuple[dict, Any, Any, tuple[pd.DataFrame, pd.DataFrame]]:
     """The comparison, and the two runs and case frames it paired (one probe per text when ``pair_on`` is a
     text: runs of two tools, whose probe ids differ)."""
-    from reporting.analysis.compare import compare_runs, paired_on
+    from reporting.analysis.compare import compare_runs
     from reporting.analysis.metrics import cases_frame
+    from reporting.analysis.pairing import paired_on
 
     if _base.run is None or _candidate.run is None:
         raise ValueError("both runs must be readable to compare them")
