@@ -171,3 +171,18 @@ def test_bytes_that_are_not_utf8_in_a_case_text_are_a_listed_problem(tmp_path, b
     assert [p.message.split(":")[0] for p in read.problems] == ["not UTF-8 text"], read.problems
     result = cli("recompute", str(path), "-o", str(tmp_path / "out.json"))
     assert result.returncode == 2 and "not UTF-8 text" in result.stderr and "internal error" not in result.stderr
+
+
+def test_a_fifo_is_told_apart_without_being_opened(tmp_path, monkeypatch):
+    """Opened only to be told apart, a FIFO pairs with its writer, and the reader that opens it next misses the
+    bytes (``store add FIFO`` read "the file is empty" now and then): its path says what it is first."""
+    fifo = tmp_path / "run.jsonl"
+    os.mkfifo(fifo)
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: (opened.append(str(path)), real_open(path, *a, **k))[1])
+    assert problems.regular_file_head(fifo, 100) is None
+    assert str(fifo) not in opened
+    regular = tmp_path / "run.json"
+    regular.write_bytes(b'{"cases": []}')
+    assert problems.regular_file_head(regular, 5)[0] == b'{"cas' and str(regular) in opened

@@ -171,7 +171,11 @@ class Mapped:
 
 def regular_file_head(path: Union[str, os.PathLike], size: int) -> Optional[tuple[bytes, os.stat_result]]:
     """The first ``size`` bytes of a regular file and its stat, opened without blocking (a FIFO put in its place
-    does not hang the caller); None for anything else. ``os.open``'s errors are the caller's."""
+    does not hang the caller); None for anything else, told by its path first: a FIFO opened only to be told apart
+    would pair with its writer, whose bytes the reader that opens it next would then miss. ``os.open``'s and
+    ``os.stat``'s errors are the caller's."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return None
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         info = os.fstat(fd)
