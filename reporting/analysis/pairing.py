@@ -101,7 +101,7 @@ def _paired_table(columnar: Any, on: str) -> Any:
     np.maximum.at(top_risk, code, risk)
     top_rank = np.full(len(keys), -1)
     np.maximum.at(top_rank, code, rank)
-    by_rank = {r: s for s, r in reversed(list(_RANK.items()))}
+    by_rank = {r: s for s, r in _RANK.items()}
     names = list(keys)
     risks = top_risk[group_code]
     severity = [by_rank[r] for r in top_rank[group_code]]

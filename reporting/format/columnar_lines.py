@@ -26,8 +26,8 @@ def read_lines(path: Union[str, os.PathLike], label: str) -> Optional[ColumnarRu
     capped as the per-record reader caps it (``FileTooLarge``; ``OSError`` too: the caller's)."""
     try:
         return _read_lines_run(path, label)
-    except (NotMine, UnicodeDecodeError, RecursionError, msgspec.DecodeError, msgspec.ValidationError):
-        return None  # (msgspec's errors: a value this reader cannot vouch for, which the per-record reader names)
+    except (NotMine, UnicodeDecodeError, RecursionError):  # (as ``read_document``: msgspec's errors are NotMine)
+        return None
 
 
 LINE_BLOCK = 64 << 20  # bytes of a JSON Lines file read at once by ``read_lines``
