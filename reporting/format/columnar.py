@@ -29,7 +29,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, Optional, Union
 
-from reporting.format.columnar_checks import CHECKED, ColumnarRun, NotMine, finish, mentions
+from reporting.format.columnar_checks import (
+    CHECKED,
+    ColumnarRun,
+    NotMine,
+    finish,
+    held_texts,
+    mentions,
+    shared_schema,
+    shared_texts,
+)
 from reporting.format.columnar_v3 import case_keys, nested, parse_fields, read_schema
 from reporting.format.parquet import CASE_COLUMNS, LISTS
 from reporting.format.problems import Mapped, read_file_mapped
@@ -144,7 +153,7 @@ def _read_document(
     box.clear()
     import pyarrow as pa
 
-    table = pa.Table.from_batches(batches, schema=read_schema(schema))
+    table = held_texts(pa.Table.from_batches(batches, schema=shared_schema(read_schema(schema))))
     if table.num_rows != n:
         raise NotMine
     return finish(label, meta, version, stored, table, lambda name: explicit.get(name, 0), columns, whole=whole)
@@ -183,7 +192,8 @@ def _case_batches(
         keys, done = (None if every_key_known and not named else case_keys(lines, chunk)), 0
         for batch in table.to_batches():
             end = done + batch.num_rows
-            batches.append(nested(label, version, batch, chunk[done:end], keys and keys[done:end], explicit, whole))
+            cases = nested(label, version, batch, chunk[done:end], keys and keys[done:end], explicit, whole)
+            batches.append(shared_texts(cases))
             done = end
         del lines, keys, parsed, table
         seen += len(chunk)

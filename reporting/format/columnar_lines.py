@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 import msgspec
 
 from reporting.format.columnar import _case_batches, _chunks, _parse_schema
-from reporting.format.columnar_checks import ColumnarRun, NotMine, finish
+from reporting.format.columnar_checks import ColumnarRun, NotMine, finish, held_texts, shared_schema
 from reporting.format.columnar_v3 import read_schema
 
 
@@ -54,7 +54,7 @@ def _read_lines_run(path: Union[str, os.PathLike], label: str) -> ColumnarRun:
         after = os.fstat(handle.fileno())
     if (after.st_size, after.st_mtime_ns) != (info.st_size, info.st_mtime_ns):
         raise NotMine  # (written while it was read: the per-record reader reads it as it is now)
-    table = pa.Table.from_batches(batches, schema=read_schema(schema))
+    table = held_texts(pa.Table.from_batches(batches, schema=shared_schema(read_schema(schema))))
     if not n or table.num_rows != n:
         raise NotMine
     return finish(label, meta, 1, stored, table, lambda name: explicit.get(name, 0), None, whole=True)
