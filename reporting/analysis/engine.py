@@ -145,18 +145,27 @@ WHERE a.evaluated AND b.evaluated AND a.passed IS NOT NULL AND b.passed IS NOT N
 GROUP BY a.judge, b.judge ORDER BY a.judge, b.judge"""
 
 
-def case_table(frame: Any):
+def case_table(frame: Any, run_table: Any = None):
     """The columns of a case frame (``reporting.analysis.metrics.cases_frame``: evaluated cases) the engine reads,
-    as an Arrow table: numbers without a copy, texts and lists converted once."""
+    as an Arrow table: numbers without a copy, texts and lists converted once. ``run_table``: the case table of the
+    run read by columns whose evaluated cases ``frame`` is the frame of (``cases_frame`` of that run, as made):
+    its probe ids, categories and severities are taken as that table holds them (the frame's texts were made from
+    them), not converted back from the frame's Python strings."""
     import pandas as pd
     import pyarrow as pa
 
+    held = _evaluated_texts(run_table, len(frame)) if run_table is not None else {}
+
     def text(name: str):
+        if name in held:
+            return held[name]
         return pa.array(frame[name].to_numpy(dtype=object), type=pa.string())
 
     severity = frame["severity"]
     codes = severity.cat.codes.to_numpy() if hasattr(severity, "cat") else None
-    if codes is not None and list(severity.cat.categories) == list(SEVERITIES):
+    if "severity" in held:
+        severity_column = held["severity"]
+    elif codes is not None and list(severity.cat.categories) == list(SEVERITIES):
         tiers = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32), mask=codes < 0), pa.array(SEVERITIES))
         severity_column = tiers.cast(pa.string())
     else:
@@ -190,6 +199,19 @@ def case_table(frame: Any):
         },
         metadata={PROBES_ONCE: b"1"} if _each_once(keys) else None,
     )
+
+
+def _evaluated_texts(run_table: Any, rows: int) -> dict[str, Any]:
+    """The probe ids, categories and severities of the evaluated cases of a run's case table (the rows with a
+    verdict, in order, as ``cases_frame`` keeps them), as the table holds them; none when the rows are not
+    ``rows`` many."""
+    import pyarrow.compute as pc
+
+    names = ("probe_id", "category", "severity")
+    table = run_table.select([*names, "passed"])
+    if table.column("passed").null_count:
+        table = table.filter(pc.is_valid(table.column("passed")))
+    return {name: table.column(name) for name in names} if table.num_rows == rows else {}
 
 
 def _each_once(keys: np.ndarray) -> bool:

@@ -16,6 +16,7 @@ from reporting.analysis.metrics import FIGURE_COLUMNS, aggregate_metrics, cases_
 from reporting.analysis.observability import DEFAULT_EMBEDDING, DEFAULT_MIN_CASES, observability
 from reporting.format.reading import LoadResult
 from reporting.format.schema import RunReport
+from reporting.format.table_run import table_of
 from reporting.report.baseline import baseline_summary
 from reporting.report.cards import JudgeCards, shipped_cards
 from reporting.report.companions import Companions, rubric_results
@@ -31,7 +32,7 @@ def make_run_data(result: LoadResult) -> RunData:
         return RunData(result, frame, aggregate_metrics(frame), (), (), error_frame(empty))
     frame = cases_frame(result.run)
     errors = error_frame(result.run)
-    table = case_table(frame)
+    table = case_table(frame, table_of(result.run))
     full = aggregate_metrics(frame, errors=len(errors), error_cases=errors, table=table)
     found = drift(result.run, frame, full)
     cases = run_cases(result.run, frame, errors)
