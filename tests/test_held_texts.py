@@ -1,6 +1,7 @@
 """A run read by columns holds its long texts (task, input, response, explanation) as Arrow dictionaries where they
-repeat, each distinct text of a batch once, and plain where they do not (``columnar_checks.shared_texts`` and
-``held_texts``): the same values as the per-record reader's, less memory, whatever the batches' dictionaries."""
+repeat, each distinct text of a batch once, and plain where they do not, as its first batch says
+(``columnar_checks.worth_sharing``, ``shared_texts``): the same values as the per-record reader's, less memory,
+whatever the batches' dictionaries; the run store's files keep the texts plain."""
 
 import json
 
@@ -12,7 +13,7 @@ from test_columnar_lines import _loaded
 import reporting
 from reporting.format import columnar, columnar_lines
 from reporting.format.columnar import read_table
-from reporting.format.columnar_checks import DICTIONARY_TEXTS, held_texts
+from reporting.format.columnar_checks import DICTIONARY_TEXTS, worth_sharing
 from reporting.format.parquet import case_table
 from reporting.format.synthetic import synthetic_run
 
@@ -62,15 +63,48 @@ def test_texts_that_do_not_repeat_stay_plain(tmp_path, monkeypatch):
 
 
 def test_the_choice_is_by_the_memory_each_form_takes():
-    """Shared only where the dictionary takes under three quarters of the plain texts; nulls are no text."""
-    repeated = pa.chunked_array([pa.array(["a long text that repeats"] * 50 + [None] * 10).dictionary_encode()] * 2)
-    distinct = pa.chunked_array([pa.array([f"text {i}" for i in range(120)]).dictionary_encode()])
-    kept = held_texts(pa.table({"task": repeated, "response": distinct, "category": pa.array(["c"] * 120)}))
-    assert pa.types.is_dictionary(kept.schema.field("task").type)
-    assert kept.schema.field("response").type == pa.string()
-    assert kept.column("response").to_pylist() == [f"text {i}" for i in range(120)]
-    assert kept.column("task").to_pylist() == (["a long text that repeats"] * 50 + [None] * 10) * 2
-    assert kept.schema.field("category").type == pa.string()
+    """Shared only where the dictionary takes under three quarters of the plain texts."""
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "task": ["a long text that repeats"] * 50 + [None] * 10,
+            "response": [f"text {i}" for i in range(60)],
+            "explanation": ["a", "b", "c"] * 20,  # one letter: its index takes more than sharing saves
+            "category": ["a category that repeats"] * 60,  # no long text: never shared
+        }
+    )
+    assert worth_sharing(batch) == {"task"}
+
+
+@pytest.mark.parametrize("repeat_first", [True, False])
+def test_the_first_batch_decides_and_the_values_stay_whatever_the_later_ones_hold(tmp_path, monkeypatch, repeat_first):
+    """Responses that repeat in the first batch and not after (held shared: an index a case more), or the other
+    way round (held plain): never both forms of one text at once, and the values the per-record reader's."""
+    monkeypatch.setattr(columnar, "CHUNK", 100)
+    document = _run(400)
+    for i, case in enumerate(document["cases"]):
+        if (i >= 100) == repeat_first:
+            case["response"] = f"{case['response']} [{i}]"
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    fast, slow = read_table(str(path)), per_record(path)
+    assert _kinds(fast.table)["response"] == ("shared" if repeat_first else "plain")
+    assert_read_alike(fast, slow)
+
+
+def test_the_run_store_keeps_the_texts_plain(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    from reporting.cli import main
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(_run(300)))
+    assert {_kinds(read_table(str(path)).table)[name] for name in REPEATED} == {"shared"}
+    assert main(["store", "add", str(path), "--store", str(tmp_path / "store")]) == 0
+    capsys.readouterr()
+    (stored,) = (tmp_path / "store").rglob("*.parquet")
+    schema = pq.read_schema(stored)
+    assert [schema.field(name).type for name in DICTIONARY_TEXTS] == [pa.string()] * len(DICTIONARY_TEXTS)
+    assert pq.read_table(stored).column("response").to_pylist() == [c["response"] for c in _run(300)["cases"]]
 
 
 def test_large_json_lines_hold_repeated_texts_once_with_the_same_cases_and_figures(tmp_path, monkeypatch):
@@ -97,16 +131,10 @@ def test_recompute_and_export_of_shared_texts_write_what_the_per_record_reading_
     outputs = {}
     for how in ("shared", "plain"):
         if how == "plain":
-            monkeypatch.setattr(columnar, "held_texts", lambda table: table.cast(_plain_schema(table.schema)))
+            monkeypatch.setattr(columnar, "worth_sharing", lambda batch: frozenset())
         out = tmp_path / f"{how}.json"
         assert main(["recompute", str(path), "-o", str(out)]) == 0
         outputs[how] = out.read_bytes()
     capsys.readouterr()
     assert outputs["shared"] == outputs["plain"]
     assert json.loads(outputs["shared"])["cases"][7]["response"] == _run(500)["cases"][7]["response"]
-
-
-def _plain_schema(schema):
-    return pa.schema(
-        [pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f for f in schema], schema.metadata
-    )

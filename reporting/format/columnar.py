@@ -34,10 +34,10 @@ from reporting.format.columnar_checks import (
     ColumnarRun,
     NotMine,
     finish,
-    held_texts,
     mentions,
     shared_schema,
     shared_texts,
+    worth_sharing,
 )
 from reporting.format.columnar_v3 import case_keys, nested, parse_fields, read_schema
 from reporting.format.parquet import CASE_COLUMNS, LISTS
@@ -148,12 +148,12 @@ def _read_document(
     schema = _parse_schema(version)
     n = len(raws)
     read_past = None if release is None else functools.partial(_release_before, release, data, raws)
-    batches, explicit, _ = _case_batches(_chunks([raws]), label, version, schema, whole, read_past)
+    batches, explicit, _, shared = _case_batches(_chunks([raws]), label, version, schema, whole, read_past)
     del raws, data, release, read_past  # (each case's raw bytes were a view into the document)
     box.clear()
     import pyarrow as pa
 
-    table = held_texts(pa.Table.from_batches(batches, schema=shared_schema(read_schema(schema))))
+    table = pa.Table.from_batches(batches, schema=shared_schema(read_schema(schema), shared))
     if table.num_rows != n:
         raise NotMine
     return finish(label, meta, version, stored, table, lambda name: explicit.get(name, 0), columns, whole=whole)
@@ -173,13 +173,15 @@ def _case_batches(
     whole: bool,
     read_past: Optional[Callable[[int], None]] = None,
     one_a_line: bool = False,
-) -> tuple[list, dict[str, int], int]:
+) -> tuple[list, dict[str, int], int, frozenset]:
     """The record batches of the cases in ``chunks`` (lists of each case's raw bytes), the cases whose null of a
-    CHECKED name is written ``null``, and how many cases there were. ``read_past(seen)``: told after each chunk.
-    ``one_a_line``: a case that spans lines is not this reader's (JSON Lines, one case a line)."""
+    CHECKED name is written ``null``, how many cases there were, and the texts the batches hold as dictionaries
+    (``columnar_checks.worth_sharing`` of the first). ``read_past(seen)``: told after each chunk. ``one_a_line``: a
+    case that spans lines is not this reader's (JSON Lines, one case a line)."""
     batches = []
     explicit: dict[str, int] = {}  # per name of CHECKED: the cases whose null is written ``null``
     seen = 0
+    shared: Optional[frozenset] = None  # the texts held as dictionaries
     for chunk, lines, parsed in _parsed_chunks(chunks, schema):
         if one_a_line and lines.count(b"\n") != len(chunk) - 1:
             raise NotMine  # a case over two lines, which the per-record reader reads as two broken lines
@@ -193,13 +195,14 @@ def _case_batches(
         for batch in table.to_batches():
             end = done + batch.num_rows
             cases = nested(label, version, batch, chunk[done:end], keys and keys[done:end], explicit, whole)
-            batches.append(shared_texts(cases))
+            shared = worth_sharing(cases) if shared is None else shared  # (decided on the run's first batch)
+            batches.append(shared_texts(cases, shared))
             done = end
         del lines, keys, parsed, table
         seen += len(chunk)
         if read_past is not None:
             read_past(seen)
-    return batches, explicit, seen
+    return batches, explicit, seen, shared or frozenset()
 
 
 def _chunks(blocks: Iterable[list]) -> Iterator[list]:

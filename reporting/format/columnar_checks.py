@@ -244,48 +244,48 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
     return ColumnarRun(label, meta, version, result, stored, identity, given)
 
 
-def shared_texts(batch: Any) -> Any:
-    """A parsed batch of cases with its ``DICTIONARY_TEXTS`` as Arrow dictionaries: each distinct text of the batch
-    held once, as a Parquet table's texts are read. Done a batch at a time as a run is read, so that the plain texts
-    of the whole run are never held at once; ``held_texts`` then keeps a column plain where sharing saves nothing."""
-    return batch.cast(shared_schema(batch.schema))
-
-
-def shared_schema(schema: Any) -> Any:
-    """``schema`` with its ``DICTIONARY_TEXTS`` texts as dictionaries (``shared_texts``)."""
-    import pyarrow as pa
-
-    texts = pa.dictionary(pa.int32(), pa.string())
-    return pa.schema(
-        [
-            pa.field(f.name, texts, f.nullable) if f.name in DICTIONARY_TEXTS and pa.types.is_string(f.type) else f
-            for f in schema
-        ]
-    )
-
-
-def held_texts(table: Any) -> Any:
-    """A case table read with ``shared_texts``, each of its texts as the table keeps it: shared where that takes
-    less memory than the texts themselves (a probe's prompt over its generations, a task over its probes, a
-    scorer's explanation over its verdicts), plain where it does not (a run whose every response is its own: the
-    dictionary would be the texts and an index more). The values are the same either way, and every reader of the
-    table takes both (a Parquet table's texts are read as dictionaries)."""
-    import numpy as np
+def worth_sharing(batch: Any) -> frozenset:
+    """The ``DICTIONARY_TEXTS`` of a run's first parsed batch whose texts repeat enough that Arrow dictionaries
+    (each distinct text held once, as a Parquet table's texts are read) take under three quarters of the plain
+    texts: a probe's prompt over its generations, a task over its probes, a scorer's explanation over its verdicts.
+    The run's every batch then holds these as dictionaries (``shared_texts``) and the others plain (a run whose
+    every response is its own: the dictionary would be the texts and an index more), decided once so that no text
+    is ever held in both forms. A column whose texts stop repeating after the first batch costs an index a case."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    found = set()
     for name in DICTIONARY_TEXTS:
-        if name not in table.column_names or not pa.types.is_dictionary(table.schema.field(name).type):
-            continue
-        column = table.column(name)
-        plain = 0  # what the texts take plain: their bytes and offsets
-        for chunk in column.chunks:
-            lengths = pc.binary_length(chunk.dictionary).to_numpy(zero_copy_only=False).astype(np.int64)
-            indices = pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False)
-            plain += int(np.append(lengths, 0)[indices].sum()) + 4 * (len(chunk) + 1)
-        if column.nbytes >= plain * 3 // 4:
-            at = table.schema.get_field_index(name)
-            table = table.set_column(at, pa.field(name, pa.string()), column.cast(pa.string()))
+        if name in batch.schema.names and pa.types.is_string(batch.schema.field(name).type):
+            column = batch.column(name)
+            if pc.dictionary_encode(column).nbytes < column.nbytes * 3 // 4:
+                found.add(name)
+    return frozenset(found)
+
+
+def shared_texts(batch: Any, names: frozenset) -> Any:
+    """A parsed batch of cases with its texts ``names`` (``worth_sharing``) as Arrow dictionaries: each distinct
+    text of the batch held once. Done a batch at a time as a run is read, never to the run's whole texts at once."""
+    return batch.cast(shared_schema(batch.schema, names)) if names else batch
+
+
+def shared_schema(schema: Any, names: frozenset) -> Any:
+    """``schema`` with its texts ``names`` as dictionaries (``shared_texts``)."""
+    import pyarrow as pa
+
+    texts = pa.dictionary(pa.int32(), pa.string())
+    return pa.schema([pa.field(f.name, texts, f.nullable) if f.name in names else f for f in schema], schema.metadata)
+
+
+def plain_texts(table: Any) -> Any:
+    """``table`` with every text it holds as a dictionary plain (a case table written for others to read: the
+    run store's files keep the format's declared types)."""
+    import pyarrow as pa
+
+    for at, kind in enumerate(table.schema.types):
+        if pa.types.is_dictionary(kind):
+            name = table.schema.names[at]
+            table = table.set_column(at, pa.field(name, kind.value_type), table.column(at).cast(kind.value_type))
     return table
 
 

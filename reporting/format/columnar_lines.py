@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 import msgspec
 
 from reporting.format.columnar import _case_batches, _chunks, _parse_schema
-from reporting.format.columnar_checks import ColumnarRun, NotMine, finish, held_texts, shared_schema
+from reporting.format.columnar_checks import ColumnarRun, NotMine, finish, shared_schema
 from reporting.format.columnar_v3 import read_schema
 
 
@@ -50,11 +50,11 @@ def _read_lines_run(path: Union[str, os.PathLike], label: str) -> ColumnarRun:
     fd, info = open_capped(path)
     with open(fd, "rb", buffering=0) as handle:
         blocks = _line_blocks(handle, info.st_size)
-        batches, explicit, n = _case_batches(_chunks(blocks), label, 1, schema, True, one_a_line=True)
+        batches, explicit, n, shared = _case_batches(_chunks(blocks), label, 1, schema, True, one_a_line=True)
         after = os.fstat(handle.fileno())
     if (after.st_size, after.st_mtime_ns) != (info.st_size, info.st_mtime_ns):
         raise NotMine  # (written while it was read: the per-record reader reads it as it is now)
-    table = held_texts(pa.Table.from_batches(batches, schema=shared_schema(read_schema(schema))))
+    table = pa.Table.from_batches(batches, schema=shared_schema(read_schema(schema), shared))
     if not n or table.num_rows != n:
         raise NotMine
     return finish(label, meta, 1, stored, table, lambda name: explicit.get(name, 0), None, whole=True)

@@ -22,6 +22,7 @@ from typing import Any, Optional
 from urllib.parse import quote
 
 from reporting.format.columnar import ColumnarRun
+from reporting.format.columnar_checks import plain_texts
 from reporting.format.parquet import case_table, write_case_table
 from reporting.format.problems import InputError, Problem
 from reporting.format.schema import RunMeta, RunReport
@@ -256,7 +257,7 @@ class Store:
         import pyarrow as pa
 
         key = run.fingerprint
-        table = run.table
+        table = plain_texts(run.table)  # (texts the reader held as dictionaries: stored as the format declares them)
         table = table.set_column(table.column_names.index("run_key"), "run_key", pa.array([key] * table.num_rows))
         return self._add(key, run.meta, table.num_rows, lambda: table, file)
 
