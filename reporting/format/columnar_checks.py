@@ -9,7 +9,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from reporting.format.parquet import CASE_COLUMNS, LISTS, RUN_METADATA_KEY, _arrow_type
+from reporting.format.parquet import CASE_COLUMNS, LISTS, RUN_METADATA_KEY, _arrow_type, _plain
 from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES
 
 MAX_INTEGER = 2**53
@@ -278,15 +278,12 @@ def shared_schema(schema: Any, names: frozenset) -> Any:
 
 
 def plain_texts(table: Any) -> Any:
-    """``table`` with every text it holds as a dictionary plain (a case table written for others to read: the
-    run store's files keep the format's declared types)."""
+    """``table`` with every text it holds as a dictionary plain (``parquet._plain`` of each column's type: a case
+    table written for others to read, the run store's files keep the format's declared types)."""
     import pyarrow as pa
 
-    for at, kind in enumerate(table.schema.types):
-        if pa.types.is_dictionary(kind):
-            name = table.schema.names[at]
-            table = table.set_column(at, pa.field(name, kind.value_type), table.column(at).cast(kind.value_type))
-    return table
+    plain = pa.schema([pa.field(f.name, _plain(f.type), f.nullable) for f in table.schema], table.schema.metadata)
+    return table if plain.equals(table.schema) else table.cast(plain)
 
 
 def kept_type(name: str, given: Any) -> Any:
