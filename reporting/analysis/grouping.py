@@ -65,19 +65,25 @@ class Groups:
 
 def repetition_keys(probe_ids: Any, groups: Any = None) -> pd.Series:
     """Each case's repetition key as text: its ``probe_group`` where it has one, else its ``probe_id`` (garak's
-    generations of one attempt, Inspect's epochs of one sample). The one spelling of the key."""
-    ids = pd.Series(np.asarray(probe_ids, dtype=object), dtype=object, copy=False)
+    generations of one attempt, Inspect's epochs of one sample). The one spelling of the key. A case frame's probe
+    ids (pandas' Arrow-backed text) stay as they are held where no case has a group."""
+    if isinstance(probe_ids, pd.Series) and isinstance(probe_ids.dtype, pd.StringDtype):
+        ids = probe_ids
+    else:
+        ids = pd.Series(np.asarray(probe_ids, dtype=object), dtype=object, copy=False)
     if groups is None:
         return ids
     grouped = pd.Series(np.asarray(groups, dtype=object), dtype=object, copy=False)
     has_group = (grouped.notna() & (grouped != "")).to_numpy(dtype=bool)
-    return ids.where(~has_group, grouped) if has_group.any() else ids
+    if not has_group.any():
+        return ids
+    return pd.Series(np.where(has_group, grouped.to_numpy(), ids.to_numpy(dtype=object)), dtype=object, copy=False)
 
 
 def probe_keys(probe_ids: Any, groups: Any) -> np.ndarray:
     """``repetition_keys`` as integers, in order of first appearance (a group and a probe id of the same text are
     one key)."""
-    codes, _ = pd.factorize(repetition_keys(probe_ids, groups).to_numpy(dtype=object), sort=False)
+    codes, _ = pd.factorize(repetition_keys(probe_ids, groups), sort=False)
     return codes.astype(np.int64)
 
 

@@ -151,6 +151,7 @@ def _frame(data: dict[str, Any], extras: tuple, positions: Any = None) -> pd.Dat
     default_weights = np.array([DEFAULT_SEVERITY_WEIGHTS[s] for s in SEVERITIES])[severity.codes] if n else np.array([])
     weights = np.where(np.isnan(stored_weights), default_weights, stored_weights)
     data["severity"] = severity
+    data["probe_id"] = probe_ids(data["probe_id"])
     data["severity_weight"] = weights
     data["stored_weighted_risk"] = data.pop("weighted_risk")
     data["weighted_risk"] = weighted_risk(data["risk_score"], weights)
@@ -170,6 +171,14 @@ def _frame(data: dict[str, Any], extras: tuple, positions: Any = None) -> pd.Dat
     if positions is not None:
         frame.index = pd.Index(positions, dtype=np.int64)
     return frame[list(FRAME_COLUMNS)]
+
+
+def probe_ids(values: Any) -> pd.Series:
+    """A case frame's probe ids: pandas' text held by Arrow (``str``), not a Python string a case (one a case, never
+    shared: 650 MB at ten million cases against 145 MB). Compared, sorted, grouped and read as strings, as before."""
+    if isinstance(values, pd.Series) and isinstance(values.dtype, pd.StringDtype):
+        return values
+    return pd.Series(pd.array(np.asarray(values, dtype=object), dtype="str"), copy=False)
 
 
 def as_frame(run_or_frame: Union[RunReport, pd.DataFrame]) -> pd.DataFrame:

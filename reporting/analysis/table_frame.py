@@ -222,17 +222,14 @@ def table_columns(
     data: dict[str, Any] = {}
     empty: list = []  # held by every case whose list is empty (a derived mode replaces a case's list, never appends)
     any_fields = any(distinct)
+    nothing = _Nothing(n)
     for name in Case.model_fields:
         if name in V3_FIELDS:  # made once per distinct extra, shared by its rows
             values = _objects([_v3(name, fields.get(name)) for fields in distinct]) if any_fields else None
-            data[name] = (
-                _objects([None] * n)
-                if values is None
-                else pd.Series(values.to_numpy()[index], dtype=object, copy=False)
-            )
+            data[name] = nothing() if values is None else pd.Series(values.to_numpy()[index], dtype=object, copy=False)
             continue
         if name in _TEXTS and not texts:
-            data[name] = _objects([None] * n)
+            data[name] = nothing()
             continue
         column = (given if name in _GIVEN else table).column(name)
         if name in _FLOAT:
@@ -245,8 +242,10 @@ def table_columns(
             data[name] = _objects(_verdict_maps(column))
         elif name in LISTS:
             data[name] = _objects(shared_lists(column, empty))
-        elif name == "probe_id":  # one a case: nothing to share
-            data[name] = _objects(column.to_numpy(zero_copy_only=False))
+        elif name == "probe_id":  # one a case: held as Arrow text (``metrics.probe_ids``), not one object a case
+            data[name] = pd.Series(pd.array(column, dtype="str"), copy=False)
+        elif column.null_count == n:  # a text no case has: a run with no probe groups, no source ids (most runs)
+            data[name] = nothing()
         else:
             data[name] = _shared_texts(column)
     unknown: dict[int, dict[str, Any]] = {}  # per decoded value (by identity: shared as the values are)
@@ -255,6 +254,24 @@ def table_columns(
             unknown[id(fields)] = {k: v for k, v in fields.items() if k not in V3_FIELDS}
     extras = tuple(_objects([unknown[id(fields)] for fields in distinct]).to_numpy()[index])
     return data, extras, positions
+
+
+class _Nothing:
+    """One object array of None, ``n`` long, made when first asked for and held by every column of a frame that has
+    no value in any row (a run's version 3 fields, probe groups or source ids when it names none; the texts left out
+    of a figures' frame): 8 bytes a case once, not once a column (80 MB a column at ten million cases). The frame's
+    columns are read, replaced or copied, never written in place, so sharing the array changes nothing."""
+
+    __slots__ = ("_array", "_n")
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+        self._array: Optional[np.ndarray] = None
+
+    def __call__(self) -> pd.Series:
+        if self._array is None:
+            self._array = np.full(self._n, None, dtype=object)
+        return pd.Series(self._array, dtype=object, copy=False)
 
 
 def _distinct_extras(column: Any) -> tuple[list[Any], np.ndarray]:

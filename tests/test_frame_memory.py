@@ -1,0 +1,102 @@
+"""What a case frame holds a case (issue 28, the 10M dashboard): the probe ids as pandas' Arrow-backed text, not a
+Python string a case, and one shared array of None for every column no case has a value in, not one a column. The
+values are those of the frame read case by case (``test_table_run`` compares the two frames on every sample)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from test_columnar import per_record
+
+import reporting
+from reporting.analysis.engine import case_table
+from reporting.analysis.grouping import probe_keys
+from reporting.analysis.metrics import cases_frame, error_frame
+from reporting.format.synthetic import synthetic_run
+from reporting.format.table_run import table_of
+
+EMPTY = ("probe_group", "source_id", "strategy", "plugin", "messages", "judged_turn", "tags")
+
+
+def _run(tmp_path, edit=None, n=40, name="run.json"):
+    document = {**synthetic_run(n, seed=3), "schema_version": 2}
+    if edit is not None:
+        edit(document["cases"])
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    fast, slow = reporting.load_run(str(path)), per_record(path)
+    assert fast.ok and slow.ok and table_of(fast.run) is not None and table_of(slow.run) is None
+    return fast.run, slow.run
+
+
+def test_columns_no_case_has_share_one_array_of_none(tmp_path):
+    run, slow = _run(tmp_path)
+    frame = cases_frame(run)
+    arrays = [frame[name].to_numpy() for name in EMPTY]
+    assert all(a.dtype == object and len(a) == 40 and all(v is None for v in a) for a in arrays)
+    assert all(np.shares_memory(arrays[0], a) for a in arrays[1:])
+    # the figures' frame: the texts it leaves out are that array too
+    bare = cases_frame(run, texts=False)
+    assert np.shares_memory(bare["response"].to_numpy(), bare["probe_group"].to_numpy())
+    assert not np.shares_memory(frame["response"].to_numpy(), frame["probe_group"].to_numpy())
+    pd.testing.assert_frame_equal(frame, cases_frame(slow))
+
+
+def test_a_column_one_case_has_is_its_own(tmp_path):
+    def edit(cases):
+        cases[5]["source_id"] = "row-5"
+        cases[7]["probe_group"] = "g"
+
+    run, slow = _run(tmp_path, edit)
+    frame = cases_frame(run)
+    assert frame["source_id"].tolist() == [None] * 5 + ["row-5"] + [None] * 34
+    assert frame["probe_group"].iat[7] == "g" and frame["probe_group"].isna().sum() == 39
+    assert not np.shares_memory(frame["source_id"].to_numpy(), frame["strategy"].to_numpy())
+    assert not np.shares_memory(frame["probe_group"].to_numpy(), frame["strategy"].to_numpy())
+    assert np.shares_memory(frame["plugin"].to_numpy(), frame["strategy"].to_numpy())
+    pd.testing.assert_frame_equal(frame, cases_frame(slow))
+
+
+def test_a_filtered_copy_does_not_write_the_shared_array(tmp_path):
+    run, _ = _run(tmp_path)
+    frame = cases_frame(run)
+    kept = frame[frame["passed"].to_numpy()].copy()
+    kept["strategy"] = "changed"
+    assert all(v is None for v in frame["strategy"]) and all(v is None for v in frame["tags"])
+
+
+def test_probe_ids_are_arrow_text_and_read_as_strings(tmp_path):
+    def edit(cases):
+        cases[0]["probe_id"] = "é-ü 🐍 <b>"  # text beyond ASCII and markup: values, not bytes
+        cases[3].update(passed=None, risk_score=None, error="timeout")
+        for name in ("severity_weight", "weighted_risk"):
+            cases[3].pop(name)
+
+    run, slow = _run(tmp_path, edit)
+    ids = [c["probe_id"] for c in json.loads((tmp_path / "run.json").read_text())["cases"]]
+    for r in (run, slow):
+        frame, errors = cases_frame(r), error_frame(r)
+        assert isinstance(frame["probe_id"].dtype, pd.StringDtype) and frame["probe_id"].dtype.storage == "pyarrow"
+        assert frame["probe_id"].tolist() == ids[:3] + ids[4:]
+        assert all(type(v) is str for v in frame["probe_id"])
+        assert errors["probe_id"].tolist() == [ids[3]]
+        match = frame["probe_id"] == ids[0]
+        assert match.dtype == bool and match.sum() == 1 and frame[match].index.tolist() == [0]
+        assert frame["probe_id"].isin(ids[5:7]).to_numpy().nonzero()[0].tolist() == [4, 5]
+        assert sorted(frame["probe_id"]) == frame["probe_id"].sort_values().tolist()  # code point order, as Python
+        table = case_table(frame, table_of(r))
+        assert table.column("probe_id").to_pylist() == ids[:3] + ids[4:]
+
+
+def test_probe_keys_of_arrow_text_are_those_of_python_strings():
+    ids = ["b", "a", "b", "c", "a", "d"]
+    text = pd.Series(pd.array(ids, dtype="str"))
+    assert probe_keys(text, None).tolist() == probe_keys(ids, None).tolist() == [0, 1, 0, 2, 1, 3]
+    groups = [None, "g", None, "g", "", None]
+    assert probe_keys(text, groups).tolist() == probe_keys(ids, groups).tolist() == [0, 1, 0, 1, 2, 3]
+    nothing = [None] * 6
+    assert probe_keys(text, nothing).tolist() == [0, 1, 0, 2, 1, 3]
+    # a group spelled as another case's probe id is that key
+    assert probe_keys(text, [None, None, None, "a", None, None]).tolist() == [0, 1, 0, 1, 1, 2]
