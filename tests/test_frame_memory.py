@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from test_columnar import per_record
 
 import reporting
@@ -100,3 +101,36 @@ def test_probe_keys_of_arrow_text_are_those_of_python_strings():
     assert probe_keys(text, nothing).tolist() == [0, 1, 0, 2, 1, 3]
     # a group spelled as another case's probe id is that key
     assert probe_keys(text, [None, None, None, "a", None, None]).tolist() == [0, 1, 0, 1, 1, 2]
+
+
+def test_framework_groups_keep_the_ids_as_arrow_text(tmp_path):
+    import pyarrow as pa
+
+    from reporting.report.build import build_report, make_run_data
+    from reporting.report.frameworks import kept_cases
+
+    def edit(cases):
+        cases[3].update(passed=None, risk_score=None, error="timeout")  # an error: the ids of two frames, in order
+        for name in ("severity_weight", "weighted_risk"):
+            cases[3].pop(name)
+
+    run, slow = _run(tmp_path, edit)
+    data = make_run_data(reporting.load_run(str(tmp_path / "run.json")))
+    ids = json.loads((tmp_path / "run.json").read_text())
+    ids = [c["probe_id"] for c in ids["cases"]]
+    assert isinstance(data.cases.ids, pa.ChunkedArray) and data.cases.ids.to_pylist() == ids
+    shuffled = cases_frame(run).iloc[::-1]  # frames out of the run's order: taken back into it
+    assert kept_cases(run, shuffled, error_frame(run))["probe_id"].to_pylist() == ids
+    assert kept_cases(slow, cases_frame(slow), error_frame(slow))["probe_id"].to_pylist() == ids
+    fast_figures = build_report(data, with_observability=False).frameworks.figures
+    slow_figures = build_report(slow, with_observability=False).frameworks.figures
+    assert fast_figures == slow_figures
+    failing = [row["failing_case_ids"] for items in fast_figures.values() for row in items.values()]
+    assert any(len(f) > 1 for f in failing)
+    for found in failing:
+        listed = list(found)
+        assert all(type(i) is str for i in listed) and listed == sorted(listed, key=ids.index)
+        if listed:
+            assert found[0] == listed[0] and found[-1] == listed[-1] and found[1:3] == listed[1:3]
+            with pytest.raises(IndexError):
+                found[len(listed)]

@@ -230,8 +230,9 @@ def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys,
 
 class CaseIds(Sequence):
     """The ids of an item's failing cases, in the columns' order, as text: a sequence whose ids are made when they
-    are read (a count or the first few are read of a million; the ids of all items share one array of names, made
-    at the first read). Equal to a list or tuple of the same ids."""
+    are read (a count or the first few are read of a million). Ids held by Arrow (a case frame's) are taken at the
+    positions read; others share one array of names among all items, made at the first read. Equal to a list or
+    tuple of the same ids."""
 
     __slots__ = ("_positions", "_case_ids", "_names")
 
@@ -248,16 +249,23 @@ class CaseIds(Sequence):
             self._names.append(ids)
         return self._names[0]
 
+    def _at(self, positions: Any) -> list[Any]:
+        import pyarrow as pa
+
+        if isinstance(self._case_ids, (pa.Array, pa.ChunkedArray)):  # Arrow text: no null, every id a string
+            return self._case_ids.take(pa.array(positions, type=pa.int64())).to_pylist()
+        return self._all()[positions].tolist()
+
     def __len__(self) -> int:
         return len(self._positions)
 
     def __getitem__(self, at: Any) -> Any:
         if isinstance(at, slice):
-            return self._all()[self._positions[at]].tolist()
-        return self._all()[self._positions[at]]
+            return self._at(self._positions[at])
+        return self._at([self._positions[at]])[0]  # (an index out of range raises IndexError)
 
     def __iter__(self) -> Any:
-        return iter(self._all()[self._positions].tolist())
+        return iter(self._at(self._positions))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (CaseIds, list, tuple)):

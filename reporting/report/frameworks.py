@@ -97,13 +97,27 @@ def kept_cases(run: Any, frame: Any, errors: Any) -> dict[str, list[Any]]:
             count=len(tags),
         )
     return {
-        "probe_id": column("probe_id"),
+        "probe_id": _ids(parts, order, in_order, column),
         "passed": column("passed", errors_value=True),  # a case not evaluated has no verdict
         "severity": _named_tiers(column("severity")),
         "category": column("category"),
         "plugin": column("plugin"),
         "tags": tags,
     }
+
+
+def _ids(parts: list[Any], order: Any, in_order: bool, column: Any) -> Any:
+    """The kept cases' probe ids in the run's order: as the frames hold them, Arrow text (``metrics.probe_ids``), one
+    Arrow array whose ids are made Python strings only where a figure's failing ids are read (``CaseIds``), not a
+    string a case (650 MB at ten million cases); ``column`` for frames that hold them otherwise."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if not all(isinstance(part["probe_id"].dtype, pd.StringDtype) for part in parts):
+        return column("probe_id")
+    held = [part["probe_id"].array.__arrow_array__().cast(pa.large_string()) for part in parts]
+    ids = pa.chunked_array([chunk for column in held for chunk in column.chunks], type=pa.large_string())
+    return ids if in_order else ids.take(pa.array(order))
 
 
 def _named_tiers(values: Any) -> Any:
