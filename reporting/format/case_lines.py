@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from reporting.format.parquet import CASE_COLUMNS, LISTS, REQUIRED, plain_json_once
+from reporting.format.parquet import _plain as plain_type
 from reporting.format.table_records import (
     DEFAULTS,
     FIELD_SET,
@@ -89,14 +90,13 @@ def _chunk(part, added, label: str, first: int, none, empty, shape) -> list[str]
 
 
 def _plain(part):
-    """The chunk with each dictionary column (a Parquet run's texts, as its reader gives them) as its texts: the
-    string functions below take no dictionary (a Parquet run above ``COMPACT_ABOVE`` cases was an internal error
-    of ``recompute``)."""
-    import pyarrow as pa
-
+    """The chunk with each dictionary column (a run's repeated texts, a list's repeated items, as the case table holds
+    them) as its texts: the string functions below take no dictionary (a Parquet run above ``COMPACT_ABOVE`` cases
+    was an internal error of ``recompute``)."""
     for i, field in enumerate(part.schema):
-        if pa.types.is_dictionary(field.type):
-            part = part.set_column(i, field.name, part.column(i).cast(field.type.value_type))
+        kind = plain_type(field.type)
+        if not kind.equals(field.type):
+            part = part.set_column(i, field.name, part.column(i).cast(kind))
     return part
 
 

@@ -17,6 +17,9 @@ MAX_SEVERITY_WEIGHT = 1_000_000.0
 _DEFAULTS = {"safe_signal_hits": 0, "unsafe_signal_hits": 0, "boundary_or_refusal_signal": False}
 # Texts a case table may hold as dictionaries (a Parquet table's, read so): every reader of the table takes either
 DICTIONARY_TEXTS = ("task", "probe_input", "response", "explanation")
+# Columns a case table holds as dictionaries where their values repeat (each distinct value held once): the
+# category, and the items of the lists (a detector's patterns, a probe's failure modes over a run's cases).
+REPEATED = ("category", *LISTS)
 
 
 @dataclass
@@ -226,7 +229,7 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
         else:
             arrays.append(pa.nulls(n, _arrow_type(CASE_COLUMNS[name])))
     schema = pa.schema([(name, kept_type(name, column.type)) for name, column in zip(wanted, arrays)])
-    result = pa.table(arrays, schema=schema)
+    result = repeated_kept(pa.table(arrays, schema=schema))
     import json
 
     metadata = {RUN_METADATA_KEY: json.dumps(meta.model_dump(mode="json", exclude_none=True)).encode()}
@@ -288,13 +291,45 @@ def plain_texts(table: Any) -> Any:
 
 def kept_type(name: str, given: Any) -> Any:
     """A column's type in the case table: ``CASE_COLUMNS``', or a dictionary of texts where ``DICTIONARY_TEXTS``
-    allows one and the column is one (a Parquet table's long texts, each distinct text held once: a run's texts
-    repeat, a probe's prompt over its generations, a suite over models)."""
+    or ``REPEATED`` allows one and the column is one (a Parquet table's texts, each distinct text held once: a run's
+    texts repeat, a probe's prompt over its generations, a suite over models)."""
     import pyarrow as pa
 
-    if name in DICTIONARY_TEXTS and pa.types.is_dictionary(given) and pa.types.is_string(given.value_type):
-        return pa.dictionary(pa.int32(), pa.string())
+    texts = pa.dictionary(pa.int32(), pa.string())
+    if name in (*DICTIONARY_TEXTS, *REPEATED) and _shared_texts_type(given):
+        return pa.list_(texts) if pa.types.is_list(given) else texts
     return _arrow_type(CASE_COLUMNS[name])
+
+
+def _shared_texts_type(kind: Any) -> bool:
+    """A dictionary of texts, or a list of them."""
+    import pyarrow as pa
+
+    if pa.types.is_list(kind):
+        kind = kind.value_type
+    return pa.types.is_dictionary(kind) and pa.types.is_string(kind.value_type)
+
+
+def repeated_kept(table: Any) -> Any:
+    """``table`` with its ``REPEATED`` columns as dictionaries (a list's items) where the first chunk's values repeat
+    enough that a dictionary takes under three quarters of them (``worth_sharing``'s rule): a run's dozen
+    categories over a million cases, 23 bytes a case, become 4; its failure modes and patterns a quarter. Every
+    reader of the table takes either form, as it takes a Parquet table's texts."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    texts = pa.dictionary(pa.int32(), pa.string())
+    fields = []
+    for f in table.schema:
+        kind = f.type
+        if f.name in REPEATED and not _shared_texts_type(kind) and table.num_rows:
+            first = next(chunk for chunk in table.column(f.name).chunks if len(chunk))
+            values = first.flatten() if pa.types.is_list(kind) else first
+            if pa.types.is_string(values.type) and pc.dictionary_encode(values).nbytes < values.nbytes * 3 // 4:
+                kind = pa.list_(texts) if pa.types.is_list(kind) else texts
+        fields.append(pa.field(f.name, kind, f.nullable))
+    schema = pa.schema(fields, table.schema.metadata)
+    return table if schema.equals(table.schema) else table.cast(schema)
 
 
 def _extra(table, version: int, wanted: bool):
