@@ -134,3 +134,21 @@ def test_framework_groups_keep_the_ids_as_arrow_text(tmp_path):
             assert found[0] == listed[0] and found[-1] == listed[-1] and found[1:3] == listed[1:3]
             with pytest.raises(IndexError):
                 found[len(listed)]
+
+
+def test_each_case_its_own_repetition_key_when_no_id_repeats_and_no_case_names_a_group(tmp_path, monkeypatch):
+    from reporting.analysis import metrics
+
+    run, slow = _run(tmp_path)
+    expected = cases_frame(slow)["probe_key"]  # hashed, as the per-record frame's keys are
+    calls = []
+    monkeypatch.setattr(metrics, "probe_keys", lambda *args: calls.append(args) or probe_keys(*args))
+    frame = cases_frame(run)
+    assert frame["probe_key"].tolist() == expected.tolist() == list(range(40)) and not calls
+
+    def edit(cases):
+        cases[9]["probe_group"] = cases[2]["probe_id"]  # a group spelled as another case's id: one key
+
+    grouped, slow = _run(tmp_path, edit, name="grouped.json")
+    keys = cases_frame(grouped)["probe_key"].tolist()
+    assert calls and keys == cases_frame(slow)["probe_key"].tolist() and keys[9] == keys[2] and len(set(keys)) == 39

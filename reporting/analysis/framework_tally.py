@@ -151,8 +151,9 @@ def case_groups(count, passed, severity, category, plugin, tags, rank) -> CaseGr
         return CaseGroups([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), None)
     verdict_codes, verdicts = _codes(passed, _verdict)
     code_of: dict[Optional[bool], int] = {None: -1, False: 0, True: 1}
-    verdict_of: Any = np.array([code_of[v] for v in verdicts] + [-1], dtype=np.int64)
+    verdict_of: Any = np.array([code_of[v] for v in verdicts] + [-1], dtype=np.int8)
     verdict = verdict_of[verdict_codes]  # code -1 (None, NaN) takes the last entry: no verdict
+    del verdict_codes
     parts = []
     for column in (tags, plugin, category):
         if column is None:
@@ -160,13 +161,17 @@ def case_groups(count, passed, severity, category, plugin, tags, rank) -> CaseGr
             continue
         codes = _tag_codes(column) if column is tags else _codes(column, lambda u: u)[0]
         parts.append(codes + 1)
+        del codes
+    from reporting.analysis.grouping import numbered
     from reporting.format.table_records import combined_codes  # (numpy and pydantic: loaded when first needed)
 
     key = combined_codes(((codes, int(codes.max()) + 1) for codes in parts), count, KEY_SPAN)
-    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    del parts
+    group, first = numbered(key)  # in order of first appearance, as ``grouped_by_loop`` finds them
+    del key
     keys: list[Keys] = []
     named_code: dict[Keys, int] = {}
-    renamed = np.empty(len(first), dtype=np.int64)
+    renamed = np.empty(len(first), dtype=np.int32)
     for g, at in enumerate(first.tolist()):
         named = (
             _tag_list(tags[at]) if tags is not None else (),
@@ -180,8 +185,8 @@ def case_groups(count, passed, severity, category, plugin, tags, rank) -> CaseGr
     ranks = None
     if severity is not None:
         severity_codes, names = _codes(severity, lambda u: rank.get(normalize_severity(u) or "", -1))
-        ranks = np.array(names + [rank.get(normalize_severity(None) or "", -1)], dtype=np.int64)[severity_codes]
-    return CaseGroups(keys, renamed[group.reshape(-1)], verdict, ranks)
+        ranks = np.array(names + [rank.get(normalize_severity(None) or "", -1)], dtype=np.int8)[severity_codes]
+    return CaseGroups(keys, renamed[group], verdict, ranks)  # (4, 1 and 1 bytes a case)
 
 
 def tallies(groups: CaseGroups, positions: Any = None) -> dict[Keys, Tally]:

@@ -19,7 +19,7 @@ def numbered(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each key's number among the distinct keys, in order of first appearance (by hashing, not sorting), and the
     position of each distinct key's first appearance."""
     which = pd.factorize(keys)[0]
-    return which, pd.Series(which).drop_duplicates().index.to_numpy()
+    return which, first_rows(which)
 
 
 def by_identity(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -98,7 +98,8 @@ def cases_frame(run: RunReport, texts: bool = True) -> pd.DataFrame:
     with gc_paused():
         table = table_of(run)
         if table is not None:
-            return _frame(*table_columns(run.cases, evaluated=True, texts=texts))
+            # (the columnar reader takes a run only when no probe id repeats)
+            return _frame(*table_columns(run.cases, evaluated=True, texts=texts), unique_ids=True)
         evaluated, _ = _split(run.cases)
         return _frame(*_case_columns(run.cases, evaluated, texts), evaluated)
 
@@ -109,7 +110,7 @@ def error_frame(run: RunReport, texts: bool = True) -> pd.DataFrame:
         if table_of(run) is not None:
             data, extras, rows = table_columns(run.cases, evaluated=False, texts=texts)
             errors = list(data["error"])
-            frame = _frame(data, extras, rows)
+            frame = _frame(data, extras, rows, unique_ids=True)
         else:
             _, positions = _split(run.cases)
             errors = [run.cases[i].error for i in positions]
@@ -143,8 +144,10 @@ def _case_columns(
     return data, tuple(c.__pydantic_extra__ or {} for c in cases)
 
 
-def _frame(data: dict[str, Any], extras: tuple, positions: Any = None) -> pd.DataFrame:
-    """The case frame of the cases' field columns: the effective weights, the weighted risk, the derived columns."""
+def _frame(data: dict[str, Any], extras: tuple, positions: Any = None, unique_ids: bool = False) -> pd.DataFrame:
+    """The case frame of the cases' field columns: the effective weights, the weighted risk, the derived columns.
+    ``unique_ids``: no probe id repeats, so where no case names a group each case is its own repetition key (ten
+    million ids are not hashed again: a gigabyte of hash table for nothing)."""
     n = len(extras)
     severity = pd.Categorical(data["severity"], categories=SEVERITIES, ordered=True)
     stored_weights = data.pop("severity_weight")
@@ -160,17 +163,21 @@ def _frame(data: dict[str, Any], extras: tuple, positions: Any = None) -> pd.Dat
     # the cases with anything to read for a conversation (most runs: none), found once in C-speed passes
     rows = sorted({*itertools.compress(range(n), extras), *itertools.compress(range(n), messages)})
     data["has_conversation"] = derive_self_contradiction(data["detected_failure_modes"], extras, messages, rows)
-    data["probe_key"] = probe_keys(data["probe_id"], data["probe_group"])
+    if unique_ids and not pd.notna(data["probe_group"]).any():
+        data["probe_key"] = np.arange(n, dtype=np.int64)  # ``probe_keys``: each key in order of first appearance
+    else:
+        data["probe_key"] = probe_keys(data["probe_id"], data["probe_group"])
     turns = np.zeros(n, dtype=np.int64)
     judged = list(data["judged_turn"])
     for i in rows:
         if messages[i]:
             turns[i] = user_turns(messages[i], judged[i])
     data["user_turns"] = turns
-    frame = pd.DataFrame(data, copy=False)
+    # made in its columns' order: selecting them after (``frame[list]``) would copy each Arrow-backed column
+    frame = pd.DataFrame({name: data[name] for name in FRAME_COLUMNS}, copy=False)
     if positions is not None:
         frame.index = pd.Index(positions, dtype=np.int64)
-    return frame[list(FRAME_COLUMNS)]
+    return frame
 
 
 def probe_ids(values: Any) -> pd.Series:

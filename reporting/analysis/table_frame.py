@@ -148,18 +148,22 @@ def _distinct_rows(lengths: np.ndarray, codes: Any, nulls: Optional[np.ndarray] 
     if items is None:
         return None
     starts = np.cumsum(lengths) - lengths
-    owner = np.repeat(np.arange(n), lengths)
-    rows = np.zeros((n, widest + 1), dtype=np.int64)  # place 0: null or not; then 0: no item in this place
-    if nulls is not None:
-        rows[:, 0] = nulls
-    rows[owner, 1 + np.arange(len(owner)) - starts[owner]] = items + 1
     size = int(items.max()) + 2 if len(items) else 2
-    if 2 * size**widest < 1 << _BITS:  # a row as one number: told apart by hashing, not sorting
-        key = rows[:, 0].copy()
-        for place in range(1, widest + 1):
-            key = key * size + rows[:, place]
+    if 2 * size**widest < 1 << _BITS:  # a row as one number, a place at a time: told apart by hashing, not sorting
+        key = np.zeros(n, dtype=np.int64) if nulls is None else nulls.astype(np.int64)  # place 0: null or not
+        for place in range(widest):  # then each item's number + 1 in its place (0: no item there)
+            has = np.flatnonzero(lengths > place)
+            digit = np.zeros(n, dtype=np.int64)
+            digit[has] = items[starts[has] + place] + 1
+            key = key * size + digit
+            del has, digit
         which, first = numbered(key)
-    else:
+    else:  # the rows as a matrix of their places, sorted
+        owner = np.repeat(np.arange(n), lengths)
+        rows = np.zeros((n, widest + 1), dtype=np.int64)
+        if nulls is not None:
+            rows[:, 0] = nulls
+        rows[owner, 1 + np.arange(len(owner)) - starts[owner]] = items + 1
         _, first, which = np.unique(rows, axis=0, return_index=True, return_inverse=True)
     return first, which.reshape(-1)
 

@@ -90,12 +90,13 @@ def kept_cases(run: Any, frame: Any, errors: Any) -> dict[str, list[Any]]:
 
     tags = column("tags")
     if not pd.notna(tags).all():  # a case without tags of its own may carry them among its extra fields
+        from reporting.analysis.grouping import by_identity
+
         extra = column("extra")
-        tags = np.fromiter(
-            (t if t is not None else (x.get("tags") if x else None) for t, x in zip(tags, extra)),
-            dtype=object,
-            count=len(tags),
-        )
+        which, firsts = by_identity(extra)  # (a case frame shares one mapping among the rows with the same extras)
+        named = np.empty(len(firsts), dtype=object)
+        named[:] = [x.get("tags") if x else None for x in extra[firsts].tolist()]
+        tags = np.where(pd.notna(tags), tags, named[which])
     return {
         "probe_id": _ids(parts, order, in_order, column),
         "passed": column("passed", errors_value=True),  # a case not evaluated has no verdict
