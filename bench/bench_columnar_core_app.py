@@ -48,7 +48,7 @@ def dashboard_steps(path: Path, limit_s: float) -> dict:
         except Exception as exc:  # noqa: BLE001 - AppTest's time-out is a RuntimeError: recorded, then stop
             found["steps"].append({"step": name, "seconds": time.perf_counter() - start, "failed": str(exc)[:200]})
             return False
-        found["steps"].append({"step": name, "seconds": time.perf_counter() - start, **_shown(at)})
+        found["steps"].append({"step": name, "seconds": time.perf_counter() - start, **_shown(at), **_memory()})
         return True
 
     if not step("open", at.run):
@@ -67,6 +67,16 @@ def dashboard_steps(path: Path, limit_s: float) -> dict:
         if not step(f"page {name}", lambda name=name: open_page(at, name).run(timeout=min(limit_s, 300))):
             break
     return found
+
+
+def _memory() -> dict:
+    """Resident MB at the end of a step and the process's peak so far (the step that raised it sets the peak)."""
+    import resource
+
+    with open("/proc/self/status") as status:
+        resident = next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"rss_mb": round(resident / 1024), "peak_mb": round(peak / 1024)}
 
 
 def spark_equality() -> dict:

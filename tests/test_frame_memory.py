@@ -60,11 +60,24 @@ def test_a_column_one_case_has_is_its_own(tmp_path):
     pd.testing.assert_frame_equal(frame, cases_frame(slow))
 
 
-def test_a_filtered_copy_does_not_write_the_shared_array(tmp_path):
-    run, _ = _run(tmp_path)
+def test_the_shared_array_is_one_value_read_only_and_copies_are_the_callers(tmp_path):
+    def edit(cases):
+        for case in cases:
+            case.pop("weighted_risk")
+
+    run, slow = _run(tmp_path, edit)
     frame = cases_frame(run)
+    pd.testing.assert_frame_equal(frame, cases_frame(slow))
+    shared = frame["strategy"].to_numpy()
+    assert shared.strides == (0,) and not shared.flags.writeable  # 8 bytes, whatever the run's size
+    assert frame["stored_weighted_risk"].to_numpy().strides == (0,)  # no case gave a weighted risk: NaN, once
+    assert frame["stored_weighted_risk"].isna().all()
+    with pytest.raises(ValueError, match="read-only"):  # a write in place fails, never changes six other columns
+        frame.loc[0, "strategy"] = "changed"
+    assert all(v is None for v in frame["tags"])
     kept = frame[frame["passed"].to_numpy()].copy()
     kept["strategy"] = "changed"
+    kept.loc[kept.index[0], "tags"] = "mine"
     assert all(v is None for v in frame["strategy"]) and all(v is None for v in frame["tags"])
 
 

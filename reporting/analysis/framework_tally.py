@@ -98,12 +98,15 @@ def _codes(values: Sequence[Any], name: Any) -> tuple[Any, list[Any]]:
     import numpy as np
     import pandas as pd
 
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "biu":  # (a frame's verdicts)
+        codes, uniques = pd.factorize(values)
+        return codes.astype(np.int64, copy=False), [name(u) for u in uniques]
     if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
         column = values
     else:
         column = np.fromiter(values, dtype=object, count=len(values))  # a tuple stays one value, never a row
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    return codes.astype(np.int64), [name(u) for u in uniques]
+    return codes.astype(np.int64, copy=False), [name(u) for u in uniques]
 
 
 def _tag_codes(tags: Sequence[Any]) -> Any:
@@ -160,7 +163,8 @@ def case_groups(count, passed, severity, category, plugin, tags, rank) -> CaseGr
             parts.append(np.zeros(count, dtype=np.int64))
             continue
         codes = _tag_codes(column) if column is tags else _codes(column, lambda u: u)[0]
-        parts.append(codes + 1)
+        codes += 1  # (the codes are this loop's own)
+        parts.append(codes)
         del codes
     from reporting.analysis.grouping import numbered
     from reporting.format.table_records import combined_codes  # (numpy and pydantic: loaded when first needed)

@@ -236,7 +236,9 @@ def table_columns(
             data[name] = nothing()
             continue
         column = (given if name in _GIVEN else table).column(name)
-        if name in _FLOAT:
+        if name in _FLOAT and column.null_count == n:  # (a file that gives no weighted risk: most)
+            data[name] = np.broadcast_to(np.float64("nan"), (n,))  # read-only, one value seen n times
+        elif name in _FLOAT:
             data[name] = column.to_numpy(zero_copy_only=False).astype(float)  # nulls become NaN
         elif name in _INT:
             data[name] = column.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -261,21 +263,18 @@ def table_columns(
 
 
 class _Nothing:
-    """One object array of None, ``n`` long, made when first asked for and held by every column of a frame that has
-    no value in any row (a run's version 3 fields, probe groups or source ids when it names none; the texts left out
-    of a figures' frame): 8 bytes a case once, not once a column (80 MB a column at ten million cases). The frame's
-    columns are read, replaced or copied, never written in place, so sharing the array changes nothing."""
+    """One value, None, seen ``n`` times: a read-only view of one object (numpy's stride 0), held by every column of
+    a frame that has no value in any row (a run's version 3 fields, probe groups or source ids when it names none;
+    the texts left out of a figures' frame): 8 bytes, not 8 bytes a case a column (80 MB a column at ten million
+    cases). The frame's columns are read, replaced or copied, never written in place: a write would raise."""
 
-    __slots__ = ("_array", "_n")
+    __slots__ = ("_view",)
 
     def __init__(self, n: int) -> None:
-        self._n = n
-        self._array: Optional[np.ndarray] = None
+        self._view = np.broadcast_to(np.array([None], dtype=object), (n,))
 
     def __call__(self) -> pd.Series:
-        if self._array is None:
-            self._array = np.full(self._n, None, dtype=object)
-        return pd.Series(self._array, dtype=object, copy=False)
+        return pd.Series(self._view, dtype=object, copy=False)
 
 
 def _distinct_extras(column: Any) -> tuple[list[Any], np.ndarray]:

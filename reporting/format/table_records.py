@@ -281,7 +281,9 @@ def combined_codes(parts: Any, n: int, limit: int = 1 << 62) -> np.ndarray:
         if span * count >= limit:
             key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
             span = int(key.max()) + 1 if len(key) else 1
-        key, span = key * count + codes, span * count
+        key *= count  # in place: the key is this function's own (no array of n made a column)
+        key += codes
+        span *= count
     return key
 
 

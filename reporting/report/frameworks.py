@@ -77,10 +77,13 @@ def kept_cases(run: Any, frame: Any, errors: Any) -> dict[str, list[Any]]:
 
     parts = _parts(frame, errors)
     positions = _positions(parts)
-    order = np.argsort(positions, kind="stable")
-    in_order = len(parts) == 1 and bool((order == np.arange(len(order))).all())
+    in_order = len(parts) == 1 and bool((positions[1:] > positions[:-1]).all())
+    order = None if in_order else np.argsort(positions, kind="stable")
 
     def column(name: str, errors_value: Any = None) -> Any:
+        if name == "passed" and len(parts) == 1:  # every case evaluated: the verdicts as the frame holds them
+            values = frame[name].to_numpy()
+            return values if in_order else values[order]
         values = [frame[name].to_numpy(dtype=object)]
         if len(parts) > 1:
             values.append(
@@ -96,7 +99,8 @@ def kept_cases(run: Any, frame: Any, errors: Any) -> dict[str, list[Any]]:
         which, firsts = by_identity(extra)  # (a case frame shares one mapping among the rows with the same extras)
         named = np.empty(len(firsts), dtype=object)
         named[:] = [x.get("tags") if x else None for x in extra[firsts].tolist()]
-        tags = np.where(pd.notna(tags), tags, named[which])
+        if pd.notna(named).any():  # (else the cases have no tags anywhere: the column stays as it is)
+            tags = np.where(pd.notna(tags), tags, named[which])
     return {
         "probe_id": _ids(parts, order, in_order, column),
         "passed": column("passed", errors_value=True),  # a case not evaluated has no verdict
@@ -190,17 +194,20 @@ class RunCases:
 
 def run_cases(run: Any, frame: Any, errors: Any) -> RunCases:
     """The ``RunCases`` of a run's case frame and error frame (``kept_cases`` of every case)."""
+    import pandas as pd
+
     columns = kept_cases(run, frame, errors)
     positions = _positions(_parts(frame, errors), ascending=True)
     rank = {tier: i for i, tier in enumerate(SEVERITIES)}
+    plugins, tags = (columns[name] for name in ("plugin", "tags"))
     try:
         groups: Optional[CaseGroups] = case_groups(
             len(positions),
             columns["passed"],
             columns["severity"],
             columns["category"],
-            columns["plugin"],
-            columns["tags"],
+            plugins if pd.notna(plugins).any() else None,  # no case names one: every case's is None, not grouped
+            tags if pd.notna(tags).any() else None,
             rank,
         )
     except TypeError:  # a value that cannot be hashed where a name belongs: counted from the kept columns
