@@ -165,3 +165,55 @@ def test_each_case_its_own_repetition_key_when_no_id_repeats_and_no_case_names_a
     grouped, slow = _run(tmp_path, edit, name="grouped.json")
     keys = cases_frame(grouped)["probe_key"].tolist()
     assert calls and keys == cases_frame(slow)["probe_key"].tolist() and keys[9] == keys[2] and len(set(keys)) == 39
+
+
+def test_a_large_tables_grouped_queries_run_one_after_another_with_the_same_figures(tmp_path, monkeypatch):
+    from reporting.analysis import metrics
+    from reporting.analysis.engine import Session
+
+    run, _ = _run(tmp_path, n=120)
+    frame = cases_frame(run)
+    side_by_side = metrics.aggregate_metrics(frame)
+    with Session(case_table(frame)) as engine:
+        assert {"run", "category", "severity"} <= set(metrics._queries(engine))
+    monkeypatch.setattr(metrics, "GROUPS_ONE_AT_A_TIME_ABOVE", 100)  # as ten million cases are
+    with Session(case_table(frame)) as engine:
+        jobs = metrics._queries(engine)
+        assert "groups" in jobs and not {"run", "category", "severity"} & set(jobs)
+    assert metrics.aggregate_metrics(frame) == side_by_side
+    assert side_by_side["by_category"] and side_by_side["by_severity"]
+
+
+def test_text_columns_no_case_has_are_one_array_of_nulls_in_the_table(tmp_path):
+    from reporting.format.columnar_checks import nulls_shared
+
+    run, _ = _run(tmp_path)
+    table = table_of(run)
+    empty = ["run_key", "probe_group", "error", "source_id", "extra"]
+    buffers = {name: table.column(name).chunk(0).buffers()[1].address for name in empty}
+    assert len(set(buffers.values())) == 1 and all(table.column(name).null_count == 40 for name in empty)
+
+    def edit(cases):
+        cases[4]["source_id"] = "s-4"
+
+    run, slow = _run(tmp_path, edit, name="one.json")
+    table = table_of(run)
+    assert table.column("source_id").to_pylist() == [None] * 4 + ["s-4"] + [None] * 35
+    assert (
+        table.column("source_id").chunk(0).buffers()[1].address != table.column("error").chunk(0).buffers()[1].address
+    )
+    assert [c.source_id for c in run.cases] == [c.source_id for c in slow.cases]
+    one = table.select(["probe_id", "source_id"])
+    assert nulls_shared(one) is one  # a single empty column: nothing to share
+
+
+def test_the_frames_risks_are_the_tables_own_numbers(tmp_path):
+    run, slow = _run(tmp_path)
+    frame, table = cases_frame(run), table_of(run)
+    for name in ("risk_score", "severity_weight", "weighted_risk"):
+        column = table.column(name)
+        values = frame[name].to_numpy()
+        assert column.num_chunks == 1 and column.null_count == 0  # read in place: no copy of ten million numbers
+        assert values.__array_interface__["data"][0] == column.chunk(0).buffers()[1].address, name
+        assert not values.flags.writeable
+        assert values.tolist() == cases_frame(slow)[name].tolist(), name

@@ -98,6 +98,8 @@ def _codes(values: Sequence[Any], name: Any) -> tuple[Any, list[Any]]:
     import numpy as np
     import pandas as pd
 
+    if isinstance(values, pd.Categorical):  # (a frame's severities: their codes, -1 where none)
+        return values.codes, [name(u) for u in values.categories]
     if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "biu":  # (a frame's verdicts)
         codes, uniques = pd.factorize(values)
         return codes.astype(np.int64, copy=False), [name(u) for u in uniques]

@@ -19,7 +19,7 @@ _FLOAT = {"risk_score", "severity_weight", "weighted_risk"}
 _INT = {"safe_signal_hits", "unsafe_signal_hits"}
 _BOOL = {"passed", "boundary_or_refusal_signal"}
 _TEXTS = {"task", "probe_input", "response", "explanation"}
-_GIVEN = {"severity_weight", "weighted_risk"}  # the file's own values, not the table's effective ones
+_GIVEN = ("severity_weight", "weighted_risk")  # the file's own values, not the table's effective ones
 
 
 def _objects(values: Any) -> pd.Series:
@@ -236,10 +236,8 @@ def table_columns(
             data[name] = nothing()
             continue
         column = (given if name in _GIVEN else table).column(name)
-        if name in _FLOAT and column.null_count == n:  # (a file that gives no weighted risk: most)
-            data[name] = np.broadcast_to(np.float64("nan"), (n,))  # read-only, one value seen n times
-        elif name in _FLOAT:
-            data[name] = column.to_numpy(zero_copy_only=False).astype(float)  # nulls become NaN
+        if name in _FLOAT:
+            data[name] = _floats(column)
         elif name in _INT:
             data[name] = column.to_numpy(zero_copy_only=False).astype(np.int64)
         elif name in _BOOL:
@@ -254,6 +252,8 @@ def table_columns(
             data[name] = nothing()
         else:
             data[name] = _shared_texts(column)
+    if evaluated:  # the effective weight and weighted risk, as the reader made them (``metrics._frame``'s own)
+        data["effective_weight"], data["effective_risk"] = (_floats(table.column(k)) for k in _GIVEN)
     unknown: dict[int, dict[str, Any]] = {}  # per decoded value (by identity: shared as the values are)
     for fields in distinct:
         if id(fields) not in unknown:
@@ -275,6 +275,19 @@ class _Nothing:
 
     def __call__(self) -> pd.Series:
         return pd.Series(self._view, dtype=object, copy=False)
+
+
+def _floats(column: Any) -> np.ndarray:
+    """A column of numbers as float64, nulls NaN: the table's own memory where it is one chunk with no null (a
+    read-only view), one NaN seen n times where every value is null, else a copy."""
+    import pyarrow as pa
+
+    n = len(column)
+    if column.null_count == n:  # (a file that gives no weighted risk: most)
+        return np.broadcast_to(np.float64("nan"), (n,))
+    if column.num_chunks == 1 and not column.null_count and pa.types.is_float64(column.type):
+        return column.chunk(0).to_numpy(zero_copy_only=True)
+    return column.to_numpy(zero_copy_only=False).astype(float)
 
 
 def _distinct_extras(column: Any) -> tuple[list[Any], np.ndarray]:

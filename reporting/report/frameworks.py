@@ -81,9 +81,9 @@ def kept_cases(run: Any, frame: Any, errors: Any) -> dict[str, list[Any]]:
     order = None if in_order else np.argsort(positions, kind="stable")
 
     def column(name: str, errors_value: Any = None) -> Any:
-        if name == "passed" and len(parts) == 1:  # every case evaluated: the verdicts as the frame holds them
-            values = frame[name].to_numpy()
-            return values if in_order else values[order]
+        if name in ("passed", "severity") and len(parts) == 1:  # every case evaluated: as the frame holds them
+            values = frame[name].array if name == "severity" else frame[name].to_numpy()  # (tiers: a Categorical)
+            return values if in_order else values.take(order)
         values = [frame[name].to_numpy(dtype=object)]
         if len(parts) > 1:
             values.append(
@@ -127,9 +127,11 @@ def _ids(parts: list[Any], order: Any, in_order: bool, column: Any) -> Any:
 
 def _named_tiers(values: Any) -> Any:
     """The frames' severity values (a tier's name, NaN where the frame's categorical has none) as text: ``str`` of
-    each, without a call per case."""
+    each, without a call per case; the frame's Categorical itself when it is one frame's (its codes are read)."""
     import pandas as pd
 
+    if isinstance(values, pd.Categorical):
+        return values
     missing = pd.isna(values)
     if missing.any():
         values = values.copy()
