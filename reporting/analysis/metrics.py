@@ -224,8 +224,8 @@ GROUPS_ONE_AT_A_TIME_ABOVE = 2_000_000
 
 
 def _queries(engine: Session) -> dict[str, Callable[[Any], Any]]:
-    """The engine's queries of a report, each called with a connection of its own (``_found`` gives each its
-    name back)."""
+    """The engine's queries of a report, each called with a connection of its own; a grouped job gives its groups'
+    rows by name (``metrics_while`` spreads them)."""
     names = ("run", "category", "severity")
 
     def grouped(*chosen: str) -> Callable[[Any], Any]:

@@ -315,7 +315,10 @@ def kept_type(name: str, given: Any) -> Any:
 
     texts = pa.dictionary(pa.int32(), pa.string())
     if name in (*DICTIONARY_TEXTS, *REPEATED) and _shared_texts_type(given):
-        return pa.list_(texts) if pa.types.is_list(given) else texts
+        if not pa.types.is_list(given):
+            return texts
+        if name in LISTS:
+            return pa.list_(texts)
     return _arrow_type(CASE_COLUMNS[name])
 
 

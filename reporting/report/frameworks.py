@@ -81,8 +81,9 @@ def kept_cases(run: Any, frame: Any, errors: Any) -> dict[str, list[Any]]:
     order = None if in_order else np.argsort(positions, kind="stable")
 
     def column(name: str, errors_value: Any = None) -> Any:
-        if name in ("passed", "severity") and len(parts) == 1:  # every case evaluated: as the frame holds them
-            values = frame[name].array if name == "severity" else frame[name].to_numpy()  # (tiers: a Categorical)
+        held = frame[name].array if name == "severity" else None  # (a case frame's tiers: a Categorical)
+        if len(parts) == 1 and (name == "passed" or isinstance(held, pd.Categorical)):  # as the frame holds them
+            values = frame[name].to_numpy() if held is None else held
             return values if in_order else values.take(order)
         values = [frame[name].to_numpy(dtype=object)]
         if len(parts) > 1:
@@ -121,7 +122,7 @@ def _ids(parts: list[Any], order: Any, in_order: bool, column: Any) -> Any:
     if not all(isinstance(part["probe_id"].dtype, pd.StringDtype) for part in parts):
         return column("probe_id")
     held = [part["probe_id"].array.__arrow_array__().cast(pa.large_string()) for part in parts]
-    ids = pa.chunked_array([chunk for column in held for chunk in column.chunks], type=pa.large_string())
+    ids = pa.chunked_array([chunk for part_ids in held for chunk in part_ids.chunks], type=pa.large_string())
     return ids if in_order else ids.take(pa.array(order))
 
 
