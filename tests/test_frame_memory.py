@@ -167,23 +167,6 @@ def test_each_case_its_own_repetition_key_when_no_id_repeats_and_no_case_names_a
     assert calls and keys == cases_frame(slow)["probe_key"].tolist() and keys[9] == keys[2] and len(set(keys)) == 39
 
 
-def test_a_large_tables_grouped_queries_run_one_after_another_with_the_same_figures(tmp_path, monkeypatch):
-    from reporting.analysis import metrics
-    from reporting.analysis.engine import Session
-
-    run, _ = _run(tmp_path, n=120)
-    frame = cases_frame(run)
-    side_by_side = metrics.aggregate_metrics(frame)
-    with Session(case_table(frame)) as engine:
-        assert {"run", "category", "severity"} <= set(metrics._queries(engine))
-    monkeypatch.setattr(metrics, "GROUPS_ONE_AT_A_TIME_ABOVE", 100)  # as ten million cases are
-    with Session(case_table(frame)) as engine:
-        jobs = metrics._queries(engine)
-        assert "groups" in jobs and not {"run", "category", "severity"} & set(jobs)
-    assert metrics.aggregate_metrics(frame) == side_by_side
-    assert side_by_side["by_category"] and side_by_side["by_severity"]
-
-
 def test_text_columns_no_case_has_are_one_array_of_nulls_in_the_table(tmp_path):
     from reporting.format.columnar_checks import nulls_shared
 

@@ -217,25 +217,12 @@ def _worst_cases(frame: pd.DataFrame, positions: np.ndarray) -> list[dict[str, A
     ]
 
 
-# Above this many cases the three grouped queries run one after another, not side by side: each holds every risk and
-# weighted risk of the run for its percentiles (DuckDB's exact quantile), 650 MB at ten million cases, so two at once
-# set a dashboard's peak. Below it they overlap (a filter of a million cases: the 0.3 s the dashboard answers in).
-GROUPS_ONE_AT_A_TIME_ABOVE = 2_000_000
-
-
 def _queries(engine: Session) -> dict[str, Callable[[Any], Any]]:
-    """The engine's queries of a report, each called with a connection of its own; a grouped job gives its groups'
-    rows by name (``metrics_while`` spreads them)."""
-    names = ("run", "category", "severity")
-
-    def grouped(*chosen: str) -> Callable[[Any], Any]:
-        return lambda c: {name: engine.groups(name, c) for name in chosen}
-
-    jobs = {"groups": grouped(*names)}
-    if engine.table.num_rows <= GROUPS_ONE_AT_A_TIME_ABOVE:
-        jobs = {name: grouped(name) for name in names}
+    """The engine's queries of a report, each called with a connection of its own."""
     return {
-        **jobs,
+        "run": lambda c: engine.groups("run", c),
+        "category": lambda c: engine.groups("category", c),
+        "severity": lambda c: engine.groups("severity", c),
         "failure_modes": engine.failure_modes,
         "worst": lambda c: engine.worst_positions(WORST_CASES, c),
         "repetitions": engine.repetitions,
@@ -308,8 +295,6 @@ def metrics_while(
 
     with Session(table) as engine:
         found = engine.together(_queries(engine), meanwhile)
-    for part in [found.pop(key) for key in ("groups", "run", "category", "severity") if key in found]:
-        found.update(part)  # each grouped job gives its groups' rows by name
     frame, by_frame = made["frame"], made["figures"]
     engine_figures = _engine_figures(found, frame, errors)
     later = {key: engine_figures.pop(key) for key in ("repetitions", "by_strategy", "by_strategy_category")}
