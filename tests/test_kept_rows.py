@@ -9,19 +9,35 @@ import pickle
 import threading
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from reporting.analysis import observability as observability_module
 from reporting.analysis.filters import Filters
+from reporting.analysis.metrics import worst_first
+from reporting.analysis.observability import stratified_sample
+from reporting.render.figures import SCATTER_COLUMNS, cluster_scatter
+from reporting.report import build as build_module
 from reporting.report.build import build_report, make_run_data
 from reporting.report.model import KeptRows
 from reporting.sources.reading import load_run
 from tests.conftest import case
 
+WORDS = ("bomb", "poem", "password", "recipe", "malware", "weather", "insult", "essay", "phishing", "math")
+
 
 def _data():
     cases = [
-        case(f"p{i}", ("jailbreak", "toxicity")[i % 2], ("low", "high")[i % 3 == 0], i % 4 != 0, i / 50)
+        case(
+            f"p{i}",
+            ("jailbreak", "toxicity")[i % 2],
+            ("low", "high")[i % 3 == 0],
+            i % 4 != 0,
+            i / 50,
+            task=f"write about {WORDS[i % 10]} {WORDS[i % 7]}",
+            response=f"here is {WORDS[(i * 3) % 10]} and {WORDS[i % 4]} number {i}",
+        )
         for i in range(50)
     ]
     cases[7] = {**cases[7], "passed": None, "error": "timeout"}
@@ -48,12 +64,14 @@ def test_two_threads_reading_at_once_get_one_frame_made_once():
     made = []
     gate = threading.Event()
 
-    def make():
-        gate.wait(5)
-        made.append(1)
-        return pd.DataFrame({"x": [1, 2, 3]})
+    class Slow(pd.DataFrame):
+        def __getitem__(self, key):
+            if isinstance(key, np.ndarray) and key.dtype == bool:
+                gate.wait(5)
+                made.append(1)
+            return super().__getitem__(key)
 
-    rows = KeptRows(make=make, count=3)
+    rows = KeptRows(whole=Slow({"x": [1, 2, 3, 4]}), kept=np.array([True, False, True, True]))
     seen = []
     threads = [threading.Thread(target=lambda: seen.append(rows.get())) for _ in range(4)]
     for thread in threads:
@@ -62,14 +80,97 @@ def test_two_threads_reading_at_once_get_one_frame_made_once():
     for thread in threads:
         thread.join(10)
     assert len(made) == 1 and len(seen) == 4 and all(frame is seen[0] for frame in seen)
+    assert seen[0]["x"].tolist() == [1, 3, 4] and rows.count == 3
 
 
-def test_a_wrong_count_or_both_sources_is_refused_and_pickling_keeps_the_rows():
-    with pytest.raises(AssertionError, match="2 rows made, 3 kept"):
-        KeptRows(make=lambda: pd.DataFrame({"x": [1, 2]}), count=3).get()
+def test_wrong_sources_are_refused_and_pickling_keeps_the_rows():
+    whole = pd.DataFrame({"x": [4, 5, 6]})
     with pytest.raises(ValueError):
-        KeptRows(pd.DataFrame({"x": [1]}), make=lambda: pd.DataFrame())
+        KeptRows(whole, whole=whole, kept=np.ones(3, dtype=bool))
+    with pytest.raises(ValueError):
+        KeptRows(whole=whole)
     with pytest.raises(ValueError):
         KeptRows()
-    copied = pickle.loads(pickle.dumps(KeptRows(make=lambda: pd.DataFrame({"x": [4, 5]}), count=2)))
-    assert copied.count == 2 and copied.get()["x"].tolist() == [4, 5]
+    copied = pickle.loads(pickle.dumps(KeptRows(whole=whole, kept=np.array([True, False, True]))))
+    assert copied.count == 2 and copied.get()["x"].tolist() == [4, 6]
+
+
+def _filtered():
+    data = _data()
+    filters = Filters(outcome="fail")
+    return data, filters, build_report(data, filters=filters, with_observability=False)
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_some_columns_or_rows_of_the_kept_cases_are_the_frames_own(made):
+    data, filters, report = _filtered()
+    expected = data.frame[filters.mask(data.frame)]
+    if made:
+        assert len(report.frame) == len(expected)  # the frame made first
+    names = ["probe_id", "risk_score", "category", "severity", "verdicts", "detected_failure_modes"]
+    pd.testing.assert_frame_equal(report.columns(names), expected[names])
+    positions = [len(expected) - 1, 0, 2]
+    pd.testing.assert_frame_equal(report.at(positions), expected.iloc[positions])
+    pd.testing.assert_frame_equal(report.at(positions, names[:2]), expected.iloc[positions][names[:2]])
+    wanted = [str(expected["probe_id"].iloc[3]), "p1", "no such id"]  # p1 passed: not kept
+    pd.testing.assert_frame_equal(report.with_ids(wanted), expected[expected["probe_id"].isin(wanted)])
+    assert (report.rows._frame is not None) == made  # a page reading some columns never copies every one
+    np.testing.assert_array_equal(report.worst_order, worst_first(expected))
+    unfiltered = build_report(data, with_observability=False)
+    np.testing.assert_array_equal(unfiltered.worst_order, worst_first(data.frame))
+    pd.testing.assert_frame_equal(unfiltered.columns(names), data.frame[names])
+
+
+def test_a_column_of_one_value_stays_one_value():
+    none = np.broadcast_to(np.array([None], dtype=object), (6,))  # as the case frame holds a column no case has
+    whole = pd.DataFrame({"probe_group": none, "risk_score": np.arange(6) / 10}, index=[0, 2, 3, 5, 8, 9], copy=False)
+    assert whole["probe_group"].to_numpy().strides == (0,)
+    rows = KeptRows(whole=whole, kept=np.array([True, False, True, True, False, True]))
+    taken = rows.columns(["probe_group", "risk_score"])
+    held = taken["probe_group"].to_numpy()
+    assert held.strides == (0,) and len(held) == rows.count == 4 and not held.flags.writeable
+    assert taken["probe_group"].isna().all() and taken.index.tolist() == [0, 3, 5, 9]
+    assert taken["risk_score"].tolist() == [0.0, 0.2, 0.3, 0.5]
+    with pytest.raises(ValueError):
+        held[0] = "x"
+
+
+def _old_stratified(frame, size, seed):
+    """The stratified sample as it was written first (the strata as strings, one a case): the reference. Its NUL
+    joins nothing (numpy's string scalar drops trailing NULs): a stratum's name is the category then "p" or "f"."""
+    n = len(frame)
+    strata = pd.Series(
+        frame["category"].astype(str).to_numpy() + "\x00" + np.where(frame["passed"].to_numpy(dtype=bool), "p", "f")
+    )
+    codes, names = pd.factorize(strata, sort=True)
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for code in range(len(names)):
+        members = np.flatnonzero(codes == code)
+        take = max(1, int(round(size * len(members) / n)))
+        chosen.append(rng.choice(members, size=min(take, len(members)), replace=False))
+    return np.sort(np.concatenate(chosen))
+
+
+def test_the_stratified_sample_is_the_one_drawn_from_its_names():
+    rng = np.random.default_rng(3)
+    # names whose order as (category, outcome) pairs and as joined strings differ: "a", "a\x00a" and ""
+    names = ["a", "a\x00a", "a\x00z", "b", "", "\u00e9", "Z", "a\x00"]
+    frame = pd.DataFrame({"category": rng.choice(names, size=5000).astype(object), "passed": rng.random(5000) < 0.3})
+    for size, seed in ((50, 0), (700, 5), (4999, 1)):
+        np.testing.assert_array_equal(stratified_sample(frame, size, seed), _old_stratified(frame, size, seed))
+
+
+def test_a_large_filters_geometry_reads_its_sample_alone(monkeypatch):
+    monkeypatch.setattr(observability_module, "SAMPLE_SIZE", 8)
+    monkeypatch.setattr(build_module, "SAMPLE_ABOVE", 10)
+    data, filters, report = _filtered()
+    assert report.shown > 10
+    found = build_module.with_geometry(report, min_cases=5)
+    assert report.rows._frame is None  # the sample's rows were taken, not every kept row
+    want = observability_module.observability(report.frame, min_cases=5, sample_above=10, sample_size=8)
+    assert found.observability == want and want["sampled"]["n"] < report.shown
+    points, by_id = found.points_rows(SCATTER_COLUMNS)
+    assert by_id and len(points) == want["sampled"]["n"]
+    drawn = cluster_scatter(points, want, "category", by_id=by_id).to_json()
+    assert drawn == cluster_scatter(report.frame, want, "category").to_json()

@@ -87,6 +87,9 @@ def explain(conversation: Any) -> dict[str, Any]:
     }
 
 
+CONVERSATION_COLUMNS = ("has_conversation", "probe_id", "extra", "messages")  # what case_contradictions reads
+
+
 def case_contradictions(frame: Any) -> list[dict[str, Any]]:
     """The rubric on every case of a case frame that carries a multi-turn ``conversation``, with its reasons.
 

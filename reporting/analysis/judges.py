@@ -178,6 +178,9 @@ def paired_judges(judged: dict[str, int]) -> tuple[list[str], int]:
     return sorted(busiest), len(judged) - JUDGE_PAIR_CAP
 
 
+DISAGREEMENT_COLUMNS = ("verdicts", "risk_score", "probe_id", "category", "severity", "passed")  # what it reads
+
+
 def disagreements(frame: pd.DataFrame, limit: int = 500) -> tuple[list[str], list[dict[str, Any]]]:
     """The judges, and the cases on which at least two of them gave different verdicts (worst first by risk):
     probe id, category, severity, the primary verdict, and each judge's verdict with its explanation."""

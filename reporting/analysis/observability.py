@@ -7,7 +7,6 @@ Exploratory statistics for review, not evidence of causal structure. scikit-lear
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -17,6 +16,7 @@ from threadpoolctl import threadpool_limits
 
 from reporting._gc import gc_paused
 from reporting.analysis.metrics import as_frame
+from reporting.analysis.mutual_information import PERMUTATIONS, permutation_nulls
 from reporting.format.schema import RunReport
 
 DEFAULT_MIN_CASES = 5
@@ -27,7 +27,6 @@ MAX_CLUSTERS = 12
 TOP_TERMS = 5
 DIGITS = 6  # rounding of written floats, so output is byte-identical across runs
 RESPONSE_WINDOW = 1000  # characters of the response that enter a case's text
-PERMUTATIONS = 200  # label shuffles behind each mutual information's null and p-value
 SIGNIFICANCE = 0.01  # the plain-language reading speaks only of MI with p below this
 # Above this many cases, the geometry is fitted on, and is that of, a stratified sample of SAMPLE_SIZE cases (every
 # case assigned with assign_all=True): as many as the dashboard's scatter draws (render/figures.SCATTER_CAP).
@@ -98,45 +97,6 @@ def case_texts(frame: pd.DataFrame, embedding: str = DEFAULT_EMBEDDING) -> list[
     return texts
 
 
-def _codes(values: np.ndarray) -> tuple[np.ndarray, int]:
-    uniques, codes = np.unique(values, return_inverse=True)
-    return codes.astype(np.int64), len(uniques)
-
-
-def _mutual_information(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> float:
-    """MI in nats of two integer-coded labelings, from their contingency table (same as sklearn's)."""
-    n = len(a)
-    table = np.bincount(a * nb + b, minlength=na * nb).reshape(na, nb).astype(np.float64)
-    rows, cols = table.sum(axis=1), table.sum(axis=0)
-    nz = table > 0
-    joint = table[nz]
-    outer = np.outer(rows, cols)[nz]
-    return float(np.sum(joint / n * (np.log(joint) + math.log(n) - np.log(outer))))
-
-
-def permutation_nulls(
-    clusters: np.ndarray, targets: Mapping[str, np.ndarray], permutations: int = PERMUTATIONS, seed: int = 0
-) -> dict[str, tuple[float, float, float]]:
-    """For each label: (observed MI, mean MI over ``permutations`` shuffles, share of shuffles at or above the
-    observed MI). Each shuffle permutes the cluster assignment (keeping cluster sizes and label counts), which
-    breaks any tie between clusters and labels; one shuffle serves every label."""
-    a, na = _codes(clusters)
-    coded = {key: _codes(values) for key, values in targets.items()}
-    observed = {key: _mutual_information(a, na, b, nb) for key, (b, nb) in coded.items()}
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {key: [] for key in coded}
-    for _ in range(permutations):
-        shuffled = rng.permutation(a)
-        for key, (b, nb) in coded.items():
-            draws[key].append(_mutual_information(shuffled, na, b, nb))
-    result = {}
-    for key, values in draws.items():
-        null = np.asarray(values)
-        at_or_above = int(np.sum(null >= observed[key] - 1e-12))
-        result[key] = (observed[key], float(null.mean()), at_or_above / permutations)
-    return result
-
-
 def choose_k(n_cases: int, n_distinct: int) -> int:
     """k = round(sqrt(n / 2)), at least 2, at most 12, and never more than the distinct embeddings."""
     k = int(round(math.sqrt(n_cases / 2)))
@@ -174,19 +134,39 @@ def observability(
 
 def stratified_sample(frame: pd.DataFrame, size: int, seed: int = 0) -> np.ndarray:
     """Positions of a sample of ``size`` cases drawn within each (category, outcome) stratum in proportion to its
-    share of the run (at least one case of every stratum), seeded; sorted."""
+    share of the run (at least one case of every stratum), seeded; sorted. Reads ``category`` and ``passed`` only;
+    the strata are taken in the order of their names (the category, then "p" or "f": one name a stratum, as the last
+    character is the outcome), each case's stratum a number, not a string."""
     n = len(frame)
-    strata = pd.Series(
-        frame["category"].astype(str).to_numpy() + "\x00" + np.where(frame["passed"].to_numpy(dtype=bool), "p", "f")
-    )
-    codes, names = pd.factorize(strata, sort=True)
+    category, names = pd.factorize(frame["category"].to_numpy(dtype=object))
+    pair = category.astype(np.int64) * 2 + frame["passed"].to_numpy(dtype=bool)
+    present = np.unique(pair)
+    strata = [str(names[p // 2]) + ("p" if p % 2 else "f") for p in present.tolist()]
     rng = np.random.default_rng(seed)
     chosen = []
-    for code in range(len(names)):
-        members = np.flatnonzero(codes == code)
+    for at in sorted(range(len(strata)), key=strata.__getitem__):
+        members = np.flatnonzero(pair == present[at])
         take = max(1, int(round(size * len(members) / n)))
         chosen.append(rng.choice(members, size=min(take, len(members)), replace=False))
     return np.sort(np.concatenate(chosen))
+
+
+def sample_geometry(
+    strata: pd.DataFrame,
+    rows_at: Any,
+    min_cases: int = DEFAULT_MIN_CASES,
+    seed: int = 0,
+    embedding: str = DEFAULT_EMBEDDING,
+    sample_size: Optional[int] = None,
+) -> dict[str, Any]:
+    """The geometry of a stratified sample of cases known by their ``category`` and ``passed`` columns (``strata``)
+    and their rows at positions (``rows_at``): the frame of every case is never needed (a filter of ten million)."""
+    with gc_paused(), threadpool_limits(limits=1, user_api="blas"):
+        sample = stratified_sample(strata, SAMPLE_SIZE if sample_size is None else sample_size, seed)
+        fitted = _observability(rows_at(sample), min_cases, seed, embedding)
+        if fitted.get("skipped"):
+            return fitted
+        return {**fitted, "sampled": _sampled(len(sample), len(strata), seed, every_case=False)}
 
 
 def _sample_geometry(
@@ -194,11 +174,7 @@ def _sample_geometry(
 ) -> dict[str, Any]:
     """The geometry of a stratified sample: its clusters, mutual information and points (``cases``: the sample's
     cases only, in the run's order)."""
-    sample = stratified_sample(frame, sample_size, seed)
-    fitted = _observability(frame.iloc[sample], min_cases, seed, embedding)
-    if fitted.get("skipped"):
-        return fitted
-    return {**fitted, "sampled": _sampled(len(sample), len(frame), seed, every_case=False)}
+    return sample_geometry(frame, lambda at: frame.iloc[at], min_cases, seed, embedding, sample_size)
 
 
 def _sampled(n: int, of: int, seed: int, every_case: bool) -> dict[str, Any]:

@@ -71,17 +71,8 @@ def _layout(fig: go.Figure, title: str, subtitle: str = "", subplot_titles: bool
     """The common layout: the title above the plot area with room of its own (lifted above subplot titles, so it
     never overlaps one), an optional subtitle saying how to read the chart, the legend in a row under the x axis
     (anchored by its top, so it never covers the axis title), margins that grow to fit long tick labels."""
-    title_spec: dict[str, Any] = dict(
-        text=title,
-        x=0,
-        xanchor="left",
-        xref="paper",
-        y=1,
-        yanchor="bottom",
-        yref="paper",
-        pad=dict(b=30 if subplot_titles else 10),
-        automargin=True,
-    )
+    title_spec: dict[str, Any] = {"text": title, "x": 0, "xanchor": "left", "xref": "paper", "y": 1}
+    title_spec.update(yanchor="bottom", yref="paper", pad=dict(b=30 if subplot_titles else 10), automargin=True)
     if subtitle:
         title_spec["subtitle"] = dict(text=subtitle, font=dict(size=11))
     _white(fig)
@@ -222,6 +213,10 @@ ALL_POINTS_UP_TO = 30  # a category with at most this many cases shows every cas
 MAX_OUTLIER_POINTS = 200  # per category; beyond, the highest-risk outliers
 
 
+SCATTER_COLUMNS = ("probe_id", "category", "severity", "passed", "risk_score", "task")  # what the points show
+RISK_BOX_COLUMNS = ("category", "risk_score", "passed", "probe_id")
+
+
 def category_risk_box(frame: pd.DataFrame) -> go.Figure:
     """Distribution of risk per category, as precomputed box statistics (small at any run size), with the cases
     outside the whiskers drawn as points, and every case when a category is small: a box at 0 cannot hide a
@@ -229,7 +224,7 @@ def category_risk_box(frame: pd.DataFrame) -> go.Figure:
     if frame.empty:
         return empty_figure("Risk distribution by category", "No cases")
     fig = go.Figure()
-    drawn = frame[["category", "risk_score", "passed", "probe_id"]].groupby("category", observed=True)  # no texts
+    drawn = frame[list(RISK_BOX_COLUMNS)].groupby("category", observed=True)  # no texts
     groups = sorted(drawn, key=lambda kv: kv[0], reverse=True)
     positions, axis = _name_axis([name for name, _ in groups])  # bottom-up: the first category on top
     for position, (name, group) in zip(positions, groups):
@@ -333,18 +328,24 @@ def scatter_sample(n: int, cap: int = SCATTER_CAP) -> np.ndarray:
 
 
 def cluster_scatter(
-    frame: pd.DataFrame, obs: Mapping[str, Any], color_by: str = "cluster", cap: int = SCATTER_CAP
+    frame: pd.DataFrame,
+    obs: Mapping[str, Any],
+    color_by: str = "cluster",
+    cap: int = SCATTER_CAP,
+    by_id: bool = False,
 ) -> go.Figure:
-    """The 2-D projection, one trace per group of the chosen colouring; customdata[0] is the probe id."""
+    """The 2-D projection, one trace per group of the chosen colouring; customdata[0] is the probe id. ``by_id``:
+    the points are paired with the rows by probe id even when they are as many (``Report.points_rows``)."""
     title = "Case geometry (2-D SVD projection)"
     if obs.get("skipped"):
         return empty_figure(title, f"Observability skipped: {obs.get('reason', '')}")
     if color_by not in COLOR_CHOICES:
         raise ValueError(f"color_by must be one of {COLOR_CHOICES}")
     points = pd.DataFrame(obs["cases"], columns=["probe_id", "cluster_id", "scatter_x", "scatter_y"])
-    data = frame[["probe_id", "category", "severity", "passed", "risk_score", "task"]].reset_index(drop=True)
+    data = frame[list(SCATTER_COLUMNS)].reset_index(drop=True)
     # a point for every case in the case table's order, else (a large run) the sample's cases' points, by probe id
-    data = pd.concat([data, points.iloc[:, 1:]], axis=1) if len(points) == len(data) else data.merge(points)
+    aligned = len(points) == len(data) and not by_id
+    data = pd.concat([data, points.iloc[:, 1:]], axis=1) if aligned else data.merge(points)
     data = data.iloc[scatter_sample(len(data), cap)]
     groups = {
         "cluster": data["cluster_id"].map(lambda c: f"cluster {c}"),

@@ -132,13 +132,14 @@ def figures_json(report: Report) -> dict[str, Any]:
     metrics, obs = report.metrics, report.observability_or_reason
     figures = {
         "categories": charts.category_chart(metrics),
-        "risk_distribution": charts.category_risk_box(report.frame),
+        "risk_distribution": charts.category_risk_box(report.columns(charts.RISK_BOX_COLUMNS)),
         "severity": charts.severity_chart(metrics),
         "severity_pass_rate": charts.severity_pass_rate_chart(metrics),
         "failure_modes": charts.failure_modes_chart(metrics),
     }
     if obs is not None:
-        figures["scatter"] = charts.cluster_scatter(report.frame, obs, "cluster", cap=HTML_SCATTER_CAP)
+        points, by_id = report.points_rows(charts.SCATTER_COLUMNS)
+        figures["scatter"] = charts.cluster_scatter(points, obs, "cluster", cap=HTML_SCATTER_CAP, by_id=by_id)
     if report.rubrics is not None and report.rubrics.dimensions:
         figures["dimensions"] = compare_figures.dimension_heatmap(report.rubrics.dimensions)
     figures.update(strategy_figures(report.metrics))

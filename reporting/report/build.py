@@ -13,7 +13,13 @@ from reporting.analysis.engine import case_table
 from reporting.analysis.filters import NO_FILTERS, Filters
 from reporting.analysis.framework_maps import Catalog
 from reporting.analysis.metrics import FIGURE_COLUMNS, aggregate_metrics, cases_frame, error_frame, metrics_while
-from reporting.analysis.observability import DEFAULT_EMBEDDING, DEFAULT_MIN_CASES, observability
+from reporting.analysis.observability import (
+    DEFAULT_EMBEDDING,
+    DEFAULT_MIN_CASES,
+    SAMPLE_ABOVE,
+    observability,
+    sample_geometry,
+)
 from reporting.format.reading import LoadResult
 from reporting.format.schema import RunReport
 from reporting.format.table_run import table_of
@@ -93,7 +99,7 @@ def build_report(
             errors = filters.apply_errors(data.errors)
             whole = data.frame
             table = case_table(whole[kept]) if data.table is None else data.table.filter(kept)
-            rows = KeptRows(make=lambda: whole[kept], count=int(kept.sum()))
+            rows = KeptRows(whole=whole, kept=kept)
             # the columns the figures read, of the kept rows, are copied and their framework figures counted while
             # the engine's queries run; every column only when a page or an export reads the frame
             metrics, figures = metrics_while(
@@ -142,7 +148,11 @@ def with_geometry(
     """The report with observability computed for its kept cases."""
     if report.observability is not None:
         return report
-    geometry = observability(report.frame, min_cases=min_cases, seed=seed, embedding=embedding)
+    if report.shown > SAMPLE_ABOVE:  # the sample's rows alone: a filter of ten million cases is not copied whole
+        strata = report.columns(("category", "passed"))
+        geometry = sample_geometry(strata, report.at, min_cases=min_cases, seed=seed, embedding=embedding)
+    else:
+        geometry = observability(report.frame, min_cases=min_cases, seed=seed, embedding=embedding)
     return replace(report, observability=geometry)
 
 

@@ -11,11 +11,12 @@ embeds. Renderers take a ``Report`` and compute nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Optional
 
+import numpy as np
 import pandas as pd
 
 from reporting._version import __version__
@@ -72,35 +73,79 @@ NOT_REQUESTED: Mapping[str, Any] = {"skipped": True, "reason": "observability wa
 class KeptRows:
     """The frame of a report's kept cases, made when first read and then kept. A dashboard filter's figures read a
     few columns of the kept rows; every column is copied only when a page or an export reads the frame (a filter of
-    a million cases: the Overview never copies it). Reports made from one another (``replace``) share it."""
+    a million cases: the Overview never copies it). A page that reads some columns, or some rows, takes only those
+    (``columns``, ``at``): a filter of ten million cases is never copied whole for a chart. Reports made from one
+    another (``replace``) share it."""
 
-    __slots__ = ("_frame", "_make", "_lock", "count")
+    __slots__ = ("_frame", "_whole", "_kept", "_lock", "count")
 
-    def __init__(
-        self,
-        frame: Optional[pd.DataFrame] = None,
-        make: Optional[Callable[[], pd.DataFrame]] = None,
-        count: Optional[int] = None,
-    ) -> None:
-        if (frame is None) == (make is None):
-            raise ValueError("KeptRows: a frame or a way to make it, not both")
-        self._frame, self._make = frame, make
+    def __init__(self, frame: Optional[pd.DataFrame] = None, whole: Optional[pd.DataFrame] = None, kept: Any = None):
+        if (frame is None) == (whole is None) or (whole is None) != (kept is None):
+            raise ValueError("KeptRows: a frame, or a whole frame and the mask of its kept rows")
+        self._frame, self._whole = frame, whole
+        self._kept = None if kept is None else np.asarray(kept, dtype=bool)
         self._lock = threading.Lock()
-        self.count = len(frame) if frame is not None else int(count or 0)
+        self.count = len(frame) if frame is not None else int(self._kept.sum())  # type: ignore[union-attr]
 
     def get(self) -> pd.DataFrame:
         if self._frame is None:
             with self._lock:  # two pages of one dashboard may read it at once: made once
                 if self._frame is None:
-                    assert self._make is not None
-                    made = self._make()
+                    assert self._whole is not None
+                    made = self._whole[self._kept]
                     if len(made) != self.count:
                         raise AssertionError(f"KeptRows: {len(made)} rows made, {self.count} kept")
-                    self._frame, self._make = made, None
+                    self._frame, self._whole = made, None
         return self._frame
+
+    def columns(self, names: Sequence[str]) -> pd.DataFrame:
+        """The kept rows' ``names`` columns (indexed by run position, as the frame is): the frame's own columns when
+        it is made, else those columns of the kept rows alone."""
+        frame, whole, kept = self._frame, self._whole, self._kept
+        if frame is not None:
+            return columns_of(frame, names)
+        assert whole is not None
+        return columns_of(whole, names, kept)
+
+    def at(self, positions: Any, names: Optional[Sequence[str]] = None) -> pd.DataFrame:
+        """The kept rows at ``positions`` (0 .. count - 1), every column or ``names``, in that order."""
+        positions = np.asarray(positions, dtype=np.int64)
+        frame, whole = self._frame, self._whole
+        if frame is None:
+            assert whole is not None and self._kept is not None
+            frame, positions = whole, np.flatnonzero(self._kept)[positions]
+        picked = frame.iloc[positions]
+        return picked if names is None else picked[list(names)]
+
+    @property
+    def mask(self) -> Any:
+        """Which rows of the run's frame are kept (a bool array), or None: every row."""
+        return self._kept
 
     def __reduce__(self) -> Any:
         return (KeptRows, (self.get(),))  # pickled (a copy, a cache) with its frame
+
+
+def columns_of(frame: pd.DataFrame, names: Sequence[str], kept: Any = None) -> pd.DataFrame:
+    """``names`` of ``frame`` as a frame of their own, of the rows ``kept`` (a mask) or every row, each column taken
+    alone (selecting a list of columns copies each Arrow-backed one whole first); a column one value seen n times
+    (numpy's stride 0) stays so."""
+    index = frame.index if kept is None else frame.index[kept]
+    count = len(index)
+    taken: dict[str, Any] = {}
+    for name in names:
+        column = frame[name]
+        values = column.array
+        if isinstance(values, pd.arrays.NumpyExtensionArray):  # its own array (an object one is not inferred again)
+            held = values.to_numpy(copy=False)
+            if held.strides == (0,) and len(held):
+                values = np.broadcast_to(held[:1], (count,))  # read-only, as the frame's own
+            else:
+                values = held if kept is None else held[kept]
+            taken[name] = pd.Series(values, index=index, name=name, dtype=column.dtype, copy=False)
+            continue
+        taken[name] = pd.Series(values if kept is None else values[kept], index=index, name=name, copy=False)
+    return pd.DataFrame(taken, index=index, copy=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,9 +169,37 @@ class Report:
     def worst_order(self) -> Any:
         """Positions of the kept cases in the worst-case order (``analysis.metrics.worst_first``), once a report:
         the HTML's held cases, its printed cases and conversations all read it."""
+        from reporting.analysis.engine import Session
         from reporting.analysis.metrics import worst_first
 
-        return worst_first(self.frame)
+        table, kept = self.data.table, self.rows.mask
+        if table is None or len(table) != len(self.data.frame):
+            return worst_first(self.frame)
+        # the engine's table of the run's rows, of the kept rows: never converted again from a copy of the frame
+        with Session(table if kept is None else table.filter(kept)) as engine:
+            return engine.worst_positions()
+
+    def columns(self, names: Sequence[str]) -> pd.DataFrame:
+        """The kept cases' ``names`` columns alone (``KeptRows.columns``)."""
+        return self.rows.columns(names)
+
+    def at(self, positions: Any, names: Optional[Sequence[str]] = None) -> pd.DataFrame:
+        """The kept cases at ``positions`` of the kept rows (``KeptRows.at``)."""
+        return self.rows.at(positions, names)
+
+    def with_ids(self, ids: Any, names: Optional[Sequence[str]] = None) -> pd.DataFrame:
+        """The kept cases whose probe id is one of ``ids``, in their order, every column or ``names``."""
+        found = self.columns(("probe_id",))["probe_id"].isin(list(ids)).to_numpy(dtype=bool)
+        return self.at(np.flatnonzero(found), names)
+
+    def points_rows(self, names: Sequence[str]) -> tuple[pd.DataFrame, bool]:
+        """The kept cases the geometry's points are of (``names`` columns), and whether they are a sample's: then
+        only the sample's cases, by probe id (``render.figures.cluster_scatter`` pairs them so)."""
+        geometry = self.observability_or_reason
+        sampled = geometry.get("sampled") or {}
+        if sampled.get("assigned") == "sample":
+            return self.with_ids({case["probe_id"] for case in geometry["cases"]}, names), True
+        return self.columns(names), False
 
     @property
     def error_count(self) -> int:

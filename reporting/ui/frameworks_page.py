@@ -89,10 +89,13 @@ def _results(view: Any) -> Any:
     chosen = dashboard_catalog()
     if chosen is None or view.data.run is None:
         return view.frameworks
+    from reporting.analysis.metrics import FIGURE_COLUMNS
     from reporting.report.frameworks import framework_results, kept_figures
 
     catalog, problems = chosen
-    figures = kept_figures(view.data.cases, view.run, view.frame, view.errors, catalog)
+    figures = kept_figures(
+        view.data.cases, view.run, view.columns(FIGURE_COLUMNS), view.errors, catalog, lambda: view.frame
+    )
     return framework_results(view.run, figures, catalog, problems)
 
 
@@ -152,7 +155,7 @@ def _show_case(case_id: str) -> None:
     from reporting.ui.run_pages import _case_detail
 
     view = shown_view()
-    match = view.frame[view.frame["probe_id"] == case_id]
+    match = view.with_ids([case_id])
     if match.empty:
         st.warning("That case is not among the shown cases.")
         return

@@ -144,7 +144,7 @@ def trend_page() -> None:
 @guarded
 def rubrics_page() -> None:
     st.title("Rubrics")
-    from reporting.analysis.contradiction import case_contradictions
+    from reporting.analysis.contradiction import CONVERSATION_COLUMNS, case_contradictions
     from reporting.format.folders import companion_problems, companions
     from reporting.report.companions import Companions, rubric_results
     from reporting.report.model import RubricResults
@@ -241,7 +241,7 @@ def rubrics_page() -> None:
 
     st.subheader("Self-contradiction")
     view = ctx.view
-    with_conversation = [] if view is None else case_contradictions(view.frame)
+    with_conversation = [] if view is None else case_contradictions(view.columns(CONVERSATION_COLUMNS))
     if with_conversation:
         table(pd.DataFrame(with_conversation), hide_index=True)
     else:
@@ -263,7 +263,7 @@ def rubrics_page() -> None:
 def judges_page() -> None:
     if not _needs_run("Judges"):
         return
-    from reporting.analysis.judges import disagreements, judge_provenance
+    from reporting.analysis.judges import DISAGREEMENT_COLUMNS, disagreements, judge_provenance
     from reporting.render.presentation import fmt_interval, fmt_percent
 
     view = shown_view()
@@ -326,7 +326,7 @@ def judges_page() -> None:
             f"{view.metrics['judges_not_paired']} more judges not paired: agreement is computed among the "
             f"{len(judges) - view.metrics['judges_not_paired']} judges that judged the most cases."
         )
-    names, rows = disagreements(view.frame)
+    names, rows = disagreements(view.columns(DISAGREEMENT_COLUMNS))
     st.subheader(f"Cases where judges disagree ({len(rows)})")
     if rows:
         table(pd.DataFrame(rows), hide_index=True)

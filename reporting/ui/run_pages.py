@@ -111,7 +111,7 @@ def categories() -> None:
         return
     view = shown_view()
     _plot(charts.category_chart(view.metrics), key="categories_bars")
-    _plot(charts.category_risk_box(view.frame), key="categories_box")
+    _plot(charts.category_risk_box(view.columns(charts.RISK_BOX_COLUMNS)), key="categories_box")
     st.subheader("By category")
     table(pd.DataFrame(grouped_rows(view.metrics["by_category"], CATEGORY_TABLE, "Category")), hide_index=True)
     st.subheader("Category ranking (mean risk, highest first)")
@@ -179,8 +179,9 @@ def observability() -> None:
     if note:
         st.caption(note)
     color_by = st.radio("Colour by", list(charts.COLOR_CHOICES), horizontal=True, key="color_by") or "cluster"
+    points, by_id = ctx.with_geometry().points_rows(charts.SCATTER_COLUMNS)
     event = _plot(
-        charts.cluster_scatter(view.frame, obs, color_by),
+        charts.cluster_scatter(points, obs, color_by, by_id=by_id),
         key="scatter",
         on_select="rerun",
         selection_mode=("points", "box", "lasso"),
@@ -208,7 +209,7 @@ def observability() -> None:
     if not selected:
         st.caption("Select points (click, box or lasso) to list those cases here, and open one.")
         return
-    chosen = view.frame[view.frame["probe_id"].isin(selected)]
+    chosen = view.with_ids(selected)
     chosen = chosen.iloc[worst_first(chosen)]
     st.subheader(f"Selected cases ({len(chosen)})")
     picked = table(
@@ -251,12 +252,12 @@ def cases() -> None:
         st.subheader(f"Not evaluated ({len(view.errors):,})")
         table(view.errors[["probe_id", "category", "severity", "error"]], hide_index=True)
     st.subheader("All cases")
-    listed = view.frame[CASE_COLUMNS].iloc[worst_first(view.frame)]
-    if len(listed) > CASE_TABLE_CAP:
+    order = view.worst_order  # the kept rows read only where the table lists them
+    if len(order) > CASE_TABLE_CAP:
         st.caption(
-            f"The {CASE_TABLE_CAP:,} highest-risk of {len(listed):,} cases are listed; filter or search to see others."
+            f"The {CASE_TABLE_CAP:,} highest-risk of {len(order):,} cases are listed; filter or search to see others."
         )
-        listed = listed.head(CASE_TABLE_CAP)
+    listed = view.at(order[:CASE_TABLE_CAP], CASE_COLUMNS)
     event = table(case_rows(listed), hide_index=True, on_select="rerun", selection_mode="single-row", key="case_table")
     picked = None
     rows = getattr(getattr(event, "selection", None), "rows", [])
@@ -268,7 +269,7 @@ def cases() -> None:
     if picked is None:
         st.caption("Pick a row in the table, or type a probe id, to see every field of that case.")
         return
-    match = view.frame[view.frame["probe_id"] == picked]
+    match = view.with_ids([picked])
     if match.empty:
         st.warning("No case with that probe id among the shown cases.")
         return
