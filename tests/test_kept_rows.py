@@ -8,14 +8,16 @@ import json
 import pickle
 import threading
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from reporting.analysis import observability as observability_module
+from reporting.analysis.engine import Session
 from reporting.analysis.filters import Filters
-from reporting.analysis.metrics import worst_first
+from reporting.analysis.metrics import FIGURE_COLUMNS, metrics_while, worst_first
 from reporting.analysis.observability import stratified_sample
 from reporting.render.figures import SCATTER_COLUMNS, cluster_scatter
 from reporting.report import build as build_module
@@ -23,6 +25,8 @@ from reporting.report.build import build_report, make_run_data
 from reporting.report.model import KeptRows
 from reporting.sources.reading import load_run
 from tests.conftest import case
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
 
 WORDS = ("bomb", "poem", "password", "recipe", "malware", "weather", "insult", "essay", "phishing", "math")
 
@@ -174,3 +178,42 @@ def test_a_large_filters_geometry_reads_its_sample_alone(monkeypatch):
     assert by_id and len(points) == want["sampled"]["n"]
     drawn = cluster_scatter(points, want, "category", by_id=by_id).to_json()
     assert drawn == cluster_scatter(report.frame, want, "category").to_json()
+
+
+FILTERS = (
+    Filters(outcome="fail"),
+    Filters(outcome="pass", severities=("high", "critical")),
+    Filters(categories=("jailbreak",)),
+    Filters(text="password"),
+)
+
+
+@pytest.mark.parametrize("source", ["built", *sorted(p.name for p in SAMPLES.glob("*.json") if p.name.count(".") == 1)])
+def test_a_filters_figures_read_through_its_mask_are_those_of_its_rows_copied(source):
+    """The engine reads a filter's kept rows through its mask; the figures are those of a table of the kept rows
+    alone, to the last bit, positions too."""
+    data = _data() if source == "built" else make_run_data(load_run(str(SAMPLES / source)))
+    for filters in FILTERS:
+        kept = filters.mask(data.frame)
+        columns = KeptRows(whole=data.frame, kept=kept).columns(FIGURE_COLUMNS)
+        through, _ = metrics_while(data.table, lambda columns=columns: columns, 0, None, kept=kept)
+        copied, _ = metrics_while(data.table.filter(kept), lambda columns=columns: columns, 0, None)
+        assert json.dumps(through, sort_keys=True, default=str) == json.dumps(copied, sort_keys=True, default=str)
+        with Session(data.table, kept) as masked, Session(data.table.filter(kept)) as alone:
+            np.testing.assert_array_equal(masked.worst_positions(), alone.worst_positions())
+            assert masked.groups("category") == alone.groups("category") and masked.columns == alone.columns
+
+
+def test_a_large_runs_filter_reads_the_runs_table_through_its_mask(monkeypatch):
+    """Above ``MASKED_ABOVE`` cases a filter's figures are read through its mask: the report is the same."""
+    data = _data()
+    for filters in FILTERS:
+        copied = build_report(data, filters=filters, with_observability=False)
+        monkeypatch.setattr(build_module, "MASKED_ABOVE", 10)
+        assert build_module._kept_table(data, filters.mask(data.frame))[1] is not None  # the mask is read
+        through = build_report(data, filters=filters, with_observability=False)
+        monkeypatch.setattr(build_module, "MASKED_ABOVE", 2_000_000)
+        assert json.dumps(through.metrics, sort_keys=True, default=str) == json.dumps(
+            copied.metrics, sort_keys=True, default=str
+        )
+        np.testing.assert_array_equal(through.worst_order, copied.worst_order)

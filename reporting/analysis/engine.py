@@ -55,13 +55,13 @@ AGGREGATES: dict[str, Aggregate] = {
     "risk_sum": Aggregate(f"{{sum}}({_of_evaluated('risk_score')})"),
     "risk_std": Aggregate(f"stddev_pop({_of_evaluated('risk_score')})"),
     "risk_sd": Aggregate(f"stddev_samp({_of_evaluated('risk_score')})"),
-    "risk_median": Aggregate(f"{{quantile}}({_of_evaluated('risk_score')}, 0.5)"),
-    "risk_p90": Aggregate(f"{{quantile}}({_of_evaluated('risk_score')}, 0.9)"),
+    "risk_median": Aggregate(f"{{quantile}}({_of_evaluated('risk_score')}, {{levels}}){{first}}"),
+    "risk_p90": Aggregate(f"{{quantile}}({_of_evaluated('risk_score')}, {{levels}}){{second}}"),
     "risk_max": Aggregate(f"max({_of_evaluated('risk_score')})"),
     "weighted_risk_sum": Aggregate(f"{{sum}}({_of_evaluated('weighted_risk')})"),
     "weighted_risk_sd": Aggregate(f"stddev_samp({_of_evaluated('weighted_risk')})"),
-    "weighted_risk_median": Aggregate(f"{{quantile}}({_of_evaluated('weighted_risk')}, 0.5)"),
-    "weighted_risk_p90": Aggregate(f"{{quantile}}({_of_evaluated('weighted_risk')}, 0.9)"),
+    "weighted_risk_median": Aggregate(f"{{quantile}}({_of_evaluated('weighted_risk')}, {{levels}}){{first}}"),
+    "weighted_risk_p90": Aggregate(f"{{quantile}}({_of_evaluated('weighted_risk')}, {{levels}}){{second}}"),
     "boundary": Aggregate(
         f"sum(CASE WHEN {EVALUATED} AND boundary_or_refusal_signal THEN 1 ELSE 0 END)", ("boundary_or_refusal_signal",)
     ),
@@ -80,13 +80,26 @@ WORST_ORDER = "round(weighted_risk, 12) DESC, round(risk_score, 12) DESC, probe_
 
 @dataclass(frozen=True)
 class Dialect:
+    """How the aggregates are spelled in one engine. The median and the 90th percentile of a column are one
+    percentile aggregate over both levels, its two items picked (both engines compute an aggregate written twice in
+    one query once): the column's values are held once, not twice (at 10M cases, 320 MB less a grouped query)."""
+
     name: str
     quantile: str
     sum: str
+    levels: str  # the list of the two levels, 0.5 and 0.9
+    first: str  # its first item, then its second
+    second: str
 
 
-DUCKDB = Dialect("duckdb", "quantile_cont", "fsum")
-SPARK = Dialect("spark", "percentile", "sum")
+DUCKDB = Dialect("duckdb", "quantile_cont", "fsum", "[0.5, 0.9]", "[1]", "[2]")
+SPARK = Dialect("spark", "percentile", "sum", "array(0.5, 0.9)", "[0]", "[1]")
+
+
+def _spelled(sql: str, dialect: Dialect) -> str:
+    return sql.format(
+        quantile=dialect.quantile, sum=dialect.sum, levels=dialect.levels, first=dialect.first, second=dialect.second
+    )
 
 
 def query(group: str, dialect: Dialect, columns: Optional[Sequence[str]] = None) -> str:
@@ -94,9 +107,7 @@ def query(group: str, dialect: Dialect, columns: Optional[Sequence[str]] = None)
     aggregates whose columns the table has."""
     present = None if columns is None else set(columns)
     chosen = {name: agg for name, agg in AGGREGATES.items() if present is None or all(c in present for c in agg.needs)}
-    sql = ",\n  ".join(
-        f"{agg.sql.format(quantile=dialect.quantile, sum=dialect.sum)} AS {name}" for name, agg in chosen.items()
-    )
+    sql = ",\n  ".join(f"{_spelled(agg.sql, dialect)} AS {name}" for name, agg in chosen.items())
     keys = ", ".join(GROUPS[group])
     return f"SELECT {keys},\n  {sql}\nFROM cases\nGROUP BY {keys}\nORDER BY {keys}"
 
@@ -223,25 +234,37 @@ def _each_once(keys: np.ndarray) -> bool:
     return int(np.bincount(keys).max()) == 1  # keys 0 .. n - 1 (cases_frame's): counted in one pass
 
 
+KEPT = "_kept_"  # a filter's mask, as a column of the table a Session reads
+
+
 class Session:
     """DuckDB in process over one case table (single-threaded: the same figures, to the last bit, on every run).
-    ``pos`` is each row's position in the table, as the worst-case order gives them back."""
+    ``pos`` is each row's position in the table, as the worst-case order gives them back. ``kept``: a mask of the
+    table's rows; the cases are then the kept rows alone (a filter), read by DuckDB's scan, never copied into a
+    table of their own, and ``pos`` is a row's position among them."""
 
-    def __init__(self, table) -> None:
+    def __init__(self, table, kept: Any = None) -> None:
         import duckdb
         import pyarrow as pa
 
         self.probes_once = (table.schema.metadata or {}).get(PROBES_ONCE) == b"1"
-        if "pos" in table.column_names:
-            table = table.drop_columns(["pos"])
-        table = table.append_column("pos", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+        table = table.drop_columns([name for name in ("pos", KEPT) if name in table.column_names])
+        if kept is None:
+            positions = np.arange(table.num_rows, dtype=np.int64)
+        else:
+            kept = np.asarray(kept, dtype=bool)
+            positions = np.cumsum(kept, dtype=np.int64) - 1  # a kept row's place among the kept rows
+            table = table.append_column(KEPT, pa.array(kept))
+        table = table.append_column("pos", pa.array(positions))
         self.connection = duckdb.connect(config={"threads": 1})
         self.table = table
         self.connection.register("given", table)
-        names = table.column_names
+        names = [name for name in table.column_names if name != KEPT]
         self.columns = tuple(names)
-        rest = "* EXCLUDE (run_key)" if "run_key" in names else "*"  # one run: one group, whatever a table says
-        self.connection.execute(f"CREATE VIEW cases AS SELECT {rest}, '' AS run_key FROM given")
+        dropped = [name for name in ("run_key", KEPT) if name in table.column_names]
+        rest = f"* EXCLUDE ({', '.join(dropped)})" if dropped else "*"  # one run: one group, whatever a table says
+        where = f" WHERE {KEPT}" if kept is not None else ""
+        self.connection.execute(f"CREATE VIEW cases AS SELECT {rest}, '' AS run_key FROM given{where}")
 
     def rows(self, sql: str, connection: Any = None) -> list[dict[str, Any]]:
         return _rows((connection or self.connection).execute(sql))

@@ -282,10 +282,12 @@ def metrics_while(
     errors: int,
     error_cases: Optional[pd.DataFrame],
     also: Optional[Callable[[pd.DataFrame], Any]] = None,
+    kept: Any = None,
 ) -> tuple[dict[str, Any], Any]:
     """``aggregate_metrics`` of the evaluated cases in ``table`` (``case_table`` of their frame), their frame made
     by ``frame_of`` in this thread while the engine's queries run (a filter's copy of its kept rows overlaps them),
-    and ``also`` of that frame done then too. Returns the figures and what ``also`` gave."""
+    and ``also`` of that frame done then too. ``kept``: the evaluated cases are those rows of ``table`` alone (a
+    filter's mask, read by the engine's scan). Returns the figures and what ``also`` gave."""
     made: dict[str, Any] = {}
 
     def meanwhile() -> None:
@@ -293,7 +295,7 @@ def metrics_while(
         made["figures"] = _frame_figures(frame, error_cases)
         made["also"] = also(frame) if also is not None else None
 
-    with Session(table) as engine:
+    with Session(table, kept) as engine:
         found = engine.together(_queries(engine), meanwhile)
     frame, by_frame = made["frame"], made["figures"]
     engine_figures = _engine_figures(found, frame, errors)

@@ -176,7 +176,7 @@ class Report:
         if table is None or len(table) != len(self.data.frame):
             return worst_first(self.frame)
         # the engine's table of the run's rows, of the kept rows: never converted again from a copy of the frame
-        with Session(table if kept is None else table.filter(kept)) as engine:
+        with Session(table, kept) as engine:
             return engine.worst_positions()
 
     def columns(self, names: Sequence[str]) -> pd.DataFrame:
