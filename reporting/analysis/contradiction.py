@@ -149,9 +149,10 @@ def derive_self_contradiction(modes: Any, extras: tuple, messages: Any = None, r
     import numpy as np
 
     has_conversation = np.zeros(len(extras), dtype=bool)
-    turns_of = [None] * len(extras) if messages is None else list(messages)  # by position, not a Series lookup
+    # by position, not a Series lookup; an array or a list as it is (ten million cases: no copy of 80 MB)
+    turns_of = messages if messages is None or isinstance(messages, (list, tuple, np.ndarray)) else list(messages)
     for i in range(len(extras)) if rows is None else rows:
-        extra, turns = extras[i], turns_of[i]
+        extra, turns = extras[i], None if turns_of is None else turns_of[i]
         if not extra and not turns:
             continue  # the common case: nothing to read
         conversation = conversation_of(extra, turns)

@@ -144,7 +144,7 @@ def _case_columns(
     return data, tuple(c.__pydantic_extra__ or {} for c in cases)
 
 
-def _frame(data: dict[str, Any], extras: tuple, positions: Any = None, unique_ids: bool = False) -> pd.DataFrame:
+def _frame(data: dict[str, Any], extras: Any, positions: Any = None, unique_ids: bool = False) -> pd.DataFrame:
     """The case frame of the cases' field columns: the effective weights, the weighted risk, the derived columns.
     ``unique_ids``: no probe id repeats, so where no case names a group each case is its own repetition key (ten
     million ids are not hashed again: a gigabyte of hash table for nothing)."""
@@ -160,8 +160,9 @@ def _frame(data: dict[str, Any], extras: tuple, positions: Any = None, unique_id
     data["severity_weight"] = weights
     data["stored_weighted_risk"] = data.pop("weighted_risk")
     data["weighted_risk"] = weighted_risk(data["risk_score"], weights) if effective_risk is None else effective_risk
-    data["extra"] = _column("extra", extras, n)
-    messages = list(data["messages"])  # by position, not a Series lookup
+    extras = _objects_of(extras, n)  # each case's unknown fields, by position (one array, not a copy a reader)
+    data["extra"] = pd.Series(extras, dtype=object, copy=False)
+    messages = _objects_of(data["messages"], n)  # by position, not a Series lookup
     # the cases with anything to read for a conversation (most runs: none), found once in C-speed passes
     rows = sorted({*itertools.compress(range(n), extras), *itertools.compress(range(n), messages)})
     data["has_conversation"] = derive_self_contradiction(data["detected_failure_modes"], extras, messages, rows)
@@ -170,7 +171,7 @@ def _frame(data: dict[str, Any], extras: tuple, positions: Any = None, unique_id
     else:
         data["probe_key"] = probe_keys(data["probe_id"], data["probe_group"])
     turns = np.zeros(n, dtype=np.int64)
-    judged = list(data["judged_turn"])
+    judged = _objects_of(data["judged_turn"], n)
     for i in rows:
         if messages[i]:
             turns[i] = user_turns(messages[i], judged[i])
@@ -180,6 +181,16 @@ def _frame(data: dict[str, Any], extras: tuple, positions: Any = None, unique_id
     if positions is not None:
         frame.index = pd.Index(positions, dtype=np.int64)
     return frame
+
+
+def _objects_of(values: Any, n: int) -> np.ndarray:
+    """A column's values as one object array, read by position: a Series' or an array's own (no copy: a list of
+    ten million made for a loop was 80 MB a column), else made once."""
+    if isinstance(values, pd.Series):
+        values = values.to_numpy()
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return values
+    return np.fromiter(values, dtype=object, count=n)
 
 
 def probe_ids(values: Any) -> pd.Series:
