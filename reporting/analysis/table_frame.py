@@ -23,9 +23,10 @@ _GIVEN = ("severity_weight", "weighted_risk")  # the file's own values, not the 
 
 
 def _objects(values: Any) -> pd.Series:
-    """Plain object values (a list stays one value, never a row of a 2-D array); an object array as it is (no copy
-    of 80 MB at ten million cases)."""
-    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+    """Plain object values (a list stays one value, never a row of a 2-D array); an object array made for the column
+    as it is (no copy of 80 MB at ten million cases), unless it is read-only (one value seen n times): a derived
+    finding is written into a case's failure modes in place."""
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1 and values.flags.writeable:
         return pd.Series(values, dtype=object, copy=False)
     return pd.Series(np.fromiter(values, dtype=object, count=len(values)), dtype=object, copy=False)
 
