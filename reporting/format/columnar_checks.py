@@ -64,22 +64,22 @@ def fingerprint_of_columns(
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from reporting.format.arrow_take import take_columns
+
     table = pa.table(dict(zip(("probe_id", "passed", "risk", "response"), identity)))
-    order = pc.sort_indices(table.column("probe_id"))
+    order = pc.sort_indices(table.column("probe_id")).to_numpy()
     sha = hashlib.sha256(f"{model}\x00{created_at}\x00".encode())
     text = pa.large_string()  # (64-bit offsets: a chunk's texts may pass 2 GB)
     for start in range(0, table.num_rows, chunk):
-        rows = table.take(order.slice(start, chunk))
-        passed = rows.column("passed")
+        rows = dict(zip(table.column_names, take_columns(table.columns, order[start : start + chunk])))
+        passed = rows["passed"]
         words = pc.if_else(pc.is_null(passed), "None", pc.if_else(pc.fill_null(passed, False), "True", "False"))
-        response = pc.fill_null(rows.column("response").cast(text), "")
-        risk = _reprs(rows.column("risk")).cast(text)
+        response = pc.fill_null(rows["response"].cast(text), "")
+        risk = _reprs(rows["risk"]).cast(text)
         line = pc.binary_join_element_wise(
-            rows.column("probe_id").cast(text), words.cast(text), risk, response, pa.scalar("\x00", text)
+            rows["probe_id"].cast(text), words.cast(text), risk, response, pa.scalar("\x00", text)
         )
-        line = pa.chunked_array(
-            pc.binary_join_element_wise(line, pa.scalar("\x01", text), pa.scalar("", text))
-        ).combine_chunks()
+        line = pc.binary_join_element_wise(line, pa.scalar("\x01", text), pa.scalar("", text))
         _, offsets, data = line.buffers()
         bounds = np.frombuffer(offsets, dtype=np.int64, count=len(line) + 1, offset=8 * line.offset)
         sha.update(memoryview(data)[bounds[0] : bounds[-1]])
@@ -90,14 +90,14 @@ def _reprs(values: Any) -> Any:
     """Python's ``repr`` of each float of ``values`` ("None" for a null) as an Arrow text column."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     numbers = values.to_numpy(zero_copy_only=False).astype(np.float64)
     bits = numbers.view(np.int64)
     distinct, which = np.unique(bits, return_inverse=True)
-    texts = np.array([repr(float(b)) for b in distinct.view(np.float64)], dtype=object)[which.reshape(-1)]
-    nulls = values.is_null().to_numpy(zero_copy_only=False)
-    texts[nulls] = "None"
-    return pa.array(texts, pa.string())
+    words = pa.array([repr(float(b)) for b in distinct.view(np.float64)], pa.string())
+    codes = pa.array(which.reshape(-1).astype(np.int32), mask=values.is_null().to_numpy(zero_copy_only=False))
+    return pc.fill_null(pa.DictionaryArray.from_arrays(codes, words).cast(pa.string()), "None")
 
 
 CHECKED = ("passed", "risk_score", *_DEFAULTS, *LISTS)  # names whose null and absence the format tells apart
