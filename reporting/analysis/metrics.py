@@ -149,7 +149,11 @@ def _frame(data: dict[str, Any], extras: Any, positions: Any = None, unique_ids:
     ``unique_ids``: no probe id repeats, so where no case names a group each case is its own repetition key (ten
     million ids are not hashed again: a gigabyte of hash table for nothing)."""
     n = len(extras)
-    severity = pd.Categorical(data["severity"], categories=SEVERITIES, ordered=True)
+    severity = data["severity"]
+    if not (
+        isinstance(severity, pd.Categorical) and severity.ordered and tuple(severity.categories) == tuple(SEVERITIES)
+    ):
+        severity = pd.Categorical(severity, categories=SEVERITIES, ordered=True)
     stored_weights = data.pop("severity_weight")
     weights, effective_risk = data.pop("effective_weight", None), data.pop("effective_risk", None)
     if weights is None:  # (a run read by columns: as its table holds them, the same numbers)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from reporting.analysis.grouping import numbered
 from reporting.format.parquet import LISTS, V3_FIELDS, plain_json_once
-from reporting.format.schema import Case, Limit, Message, Verdict
+from reporting.format.schema import SEVERITIES, Case, Limit, Message, Verdict
 from reporting.format.table_records import python_values
 from reporting.format.table_run import TableCases
 
@@ -252,6 +252,8 @@ def table_columns(
             data[name] = _objects(shared_lists(column, empty))
         elif name == "probe_id":  # one a case: held as Arrow text (``metrics.probe_ids``), not one object a case
             data[name] = pd.Series(pd.array(column, dtype="str"), copy=False)
+        elif name == "severity":  # the tiers' numbers (``metrics._frame``'s categories), not a string a case
+            data[name] = _tiers(column)
         elif column.null_count == n:  # a text no case has: a run with no probe groups, no source ids (most runs)
             data[name] = nothing()
         else:
@@ -264,6 +266,18 @@ def table_columns(
             unknown[id(fields)] = {k: v for k, v in fields.items() if k not in V3_FIELDS}
     extras = _objects([unknown[id(fields)] for fields in distinct]).to_numpy()[index]  # one array, no tuple of it
     return data, extras, positions
+
+
+def _tiers(column: Any) -> pd.Categorical:
+    """A severity column as ``metrics._frame`` holds it, an ordered categorical of ``SEVERITIES`` (a value not among
+    them, or null: no category), made from the column's numbers in the list, not from a Python string a case."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    codes = pc.fill_null(pc.index_in(column, value_set=pa.array(SEVERITIES)), -1)
+    return pd.Categorical.from_codes(
+        codes.to_numpy(zero_copy_only=False).astype(np.int8), categories=SEVERITIES, ordered=True
+    )
 
 
 class _Nothing:
