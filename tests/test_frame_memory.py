@@ -200,3 +200,53 @@ def test_the_frames_risks_are_the_tables_own_numbers(tmp_path):
         assert values.__array_interface__["data"][0] == column.chunk(0).buffers()[1].address, name
         assert not values.flags.writeable
         assert values.tolist() == cases_frame(slow)[name].tolist(), name
+
+
+def _split_parquet(tmp_path, groups=4):
+    """A run as a Parquet case table of several row groups (read as that many chunks), and the same run as JSON."""
+    import pyarrow.parquet as pq
+
+    from reporting.cli import main
+
+    _, slow = _run(tmp_path, n=60)
+    assert main(["recompute", str(tmp_path / "run.json"), "--format", "parquet", "-o", str(tmp_path / "r.json")]) == 0
+    split = tmp_path / "split.parquet"
+    table = pq.read_table(tmp_path / "r.parquet")
+    pq.write_table(table, split, row_group_size=table.num_rows // groups, compression="zstd")
+    read = reporting.load_run(str(split))
+    assert read.ok and table_of(read.run) is not None
+    return read.run, slow
+
+
+def test_a_chunked_tables_numbers_are_one_chunk_read_in_place(tmp_path):
+    run, slow = _split_parquet(tmp_path)
+    table = table_of(run)
+    assert table.column("probe_id").num_chunks >= 4  # the texts keep their row groups' chunks
+    frame = cases_frame(run)
+    for name in ("risk_score", "safe_signal_hits", "unsafe_signal_hits"):
+        column = table.column(name)
+        assert column.num_chunks == 1, name
+        assert frame[name].to_numpy().__array_interface__["data"][0] == column.chunk(0).buffers()[1].address, name
+    for name in ("risk_score", "severity_weight", "weighted_risk", "safe_signal_hits", "severity"):
+        assert frame[name].tolist() == cases_frame(slow)[name].tolist(), name
+
+
+def test_severities_are_the_tiers_numbers(tmp_path):
+    run, slow = _split_parquet(tmp_path)
+    severity, expected = cases_frame(run)["severity"], cases_frame(slow)["severity"]
+    assert severity.dtype == expected.dtype and severity.cat.ordered
+    assert severity.cat.codes.tolist() == expected.cat.codes.tolist()
+
+
+def test_a_text_repeated_across_chunks_is_one_string():
+    import pyarrow as pa
+
+    from reporting.analysis.table_frame import _shared_texts
+
+    first, second = "".join(["a", "b", "c"]), "".join(["x", "y"])  # (made, not literals: not interned by Python)
+    chunks = [[first, first, None, second], [second, first, first, first], [f"{first}!", "q", "r", "s"]]
+    column = pa.chunked_array([pa.array(chunk, pa.string()) for chunk in chunks])
+    values = _shared_texts(column).to_numpy()
+    assert values.tolist() == column.to_pylist()
+    assert values[0] is values[5] is values[7] and values[3] is values[4]  # across the first two chunks
+    assert values[8] == "abc!" and values[2] is None

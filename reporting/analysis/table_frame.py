@@ -31,19 +31,27 @@ def _objects(values: Any) -> pd.Series:
     return pd.Series(np.fromiter(values, dtype=object, count=len(values)), dtype=object, copy=False)
 
 
+SEEN_AT_MOST = 1 << 20  # distinct texts a column's chunks share (a dictionary of at most about 100 MB)
+
+
 def _shared_texts(column: Any) -> pd.Series:
-    """A text column as Python strings (None for a null), one ``str`` object per distinct text of each chunk, shared
-    by every row that holds it: a task, an input or a category repeated across a run's cases (a probe's prompt
+    """A text column as Python strings (None for a null), one ``str`` object per distinct text of each chunk (of the
+    column, where its texts repeat within each chunk: a JSON Lines run of ten million cases is a thousand chunks),
+    shared by every row that holds it: a task, an input or a category repeated across a run's cases (a probe's prompt
     over its generations, a suite over its repetitions) is held once, not once a case. The values are the same
     strings as ``column.to_pylist()`` gives, element for element."""
     import pyarrow.compute as pc
 
     out = np.empty(len(column), dtype=object)
     at = 0
+    seen: dict[str, str] = {}  # texts that repeat within their chunks, held once across chunks too
     for chunk in column.chunks:
         encoded = pc.dictionary_encode(chunk)
         texts = np.empty(len(encoded.dictionary) + 1, dtype=object)
-        texts[:-1] = encoded.dictionary.to_pylist()
+        values = encoded.dictionary.to_pylist()
+        if column.num_chunks > 1 and 2 * len(values) <= len(chunk):
+            values = [seen.setdefault(v, v) if len(seen) < SEEN_AT_MOST else seen.get(v, v) for v in values]
+        texts[:-1] = values
         texts[-1] = None  # a null's index is -1 below: the last entry
         indices = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
         out[at : at + len(chunk)] = texts[indices]
