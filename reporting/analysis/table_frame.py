@@ -40,19 +40,27 @@ def _shared_texts(column: Any) -> pd.Series:
     shared by every row that holds it: a task, an input or a category repeated across a run's cases (a probe's prompt
     over its generations, a suite over its repetitions) is held once, not once a case. The values are the same
     strings as ``column.to_pylist()`` gives, element for element."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     out = np.empty(len(column), dtype=object)
     at = 0
     seen: dict[str, str] = {}  # texts that repeat within their chunks, held once across chunks too
+    made: dict[tuple[int, ...], np.ndarray] = {}  # per dictionary (chunks that share one: the reader's)
     for chunk in column.chunks:
         encoded = pc.dictionary_encode(chunk)
-        texts = np.empty(len(encoded.dictionary) + 1, dtype=object)
-        values = encoded.dictionary.to_pylist()
-        if column.num_chunks > 1 and 2 * len(values) <= len(chunk):
-            values = [seen.setdefault(v, v) if len(seen) < SEEN_AT_MOST else seen.get(v, v) for v in values]
-        texts[:-1] = values
-        texts[-1] = None  # a null's index is -1 below: the last entry
+        words = encoded.dictionary
+        key = (*(b.address if b is not None else 0 for b in words.buffers()), words.offset, len(words))
+        texts = made.get(key)
+        if texts is None:
+            texts = np.empty(len(words) + 1, dtype=object)
+            values = words.to_pylist()
+            if column.num_chunks > 1 and 2 * len(values) <= len(chunk):
+                values = [seen.setdefault(v, v) if len(seen) < SEEN_AT_MOST else seen.get(v, v) for v in values]
+            texts[:-1] = values
+            texts[-1] = None  # a null's index is -1 below: the last entry
+            if pa.types.is_dictionary(chunk.type):
+                made[key] = texts  # (a dictionary the column holds: alive, so its buffers' addresses are its own)
         indices = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
         out[at : at + len(chunk)] = texts[indices]
         at += len(chunk)

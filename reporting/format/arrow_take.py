@@ -87,3 +87,16 @@ def numbers_in_one_chunk(table: Any) -> Any:
         ):
             table = table.set_column(i, field, pa.chunked_array([column.combine_chunks()]))
     return table
+
+
+def dictionaries_unified(table: Any) -> Any:
+    """``table`` with each column of text dictionaries of several chunks holding one dictionary for them all (each
+    chunk's indices into it): a run read 10,000 cases at a time held a dictionary a chunk (a ten-million-case JSON
+    Lines run's explanations: 3,500 distinct texts a chunk, 12,800 in all, 450 MB of dictionaries)."""
+    import pyarrow as pa
+
+    for i, field in enumerate(table.schema):
+        column = table.column(i)
+        if column.num_chunks > 1 and pa.types.is_dictionary(field.type) and pa.types.is_string(field.type.value_type):
+            table = table.set_column(i, field, column.unify_dictionaries())
+    return table
