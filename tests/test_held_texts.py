@@ -170,3 +170,16 @@ def test_a_columns_chunks_share_one_dictionary(tmp_path, monkeypatch):
         assert len(chunks) == 10 and pa.types.is_dictionary(chunks[0].type), name
         assert len({chunk.dictionary.buffers()[2].address for chunk in chunks}) == 1, name
         assert held_bytes(table.column(name)) < table.column(name).nbytes, name
+
+
+def test_dictionaries_past_the_limit_stay_a_chunks_own(monkeypatch):
+    from reporting.format import arrow_take
+
+    chunks = [pa.array([f"text {i}-{k}" for k in range(50)] * 2).dictionary_encode() for i in range(4)]
+    table = pa.table({"response": pa.chunked_array(chunks)})
+    unified = arrow_take.dictionaries_unified(table).column("response")
+    assert len({chunk.dictionary.buffers()[2].address for chunk in unified.chunks}) == 1
+    assert unified.to_pylist() == table.column("response").to_pylist()
+    monkeypatch.setattr(arrow_take, "UNIFIED_AT_MOST", sum(c.dictionary.nbytes for c in chunks) - 1)
+    kept = arrow_take.dictionaries_unified(table).column("response")
+    assert len({chunk.dictionary.buffers()[2].address for chunk in kept.chunks}) == 4

@@ -89,6 +89,9 @@ def numbers_in_one_chunk(table: Any) -> Any:
     return table
 
 
+UNIFIED_AT_MOST = 1 << 30  # bytes of a column's dictionaries, all chunks together, that are made one
+
+
 def dictionaries_unified(table: Any) -> Any:
     """``table`` with each column of text dictionaries of several chunks holding one dictionary for them all (each
     chunk's indices into it): a run read 10,000 cases at a time held a dictionary a chunk (a ten-million-case JSON
@@ -98,5 +101,8 @@ def dictionaries_unified(table: Any) -> Any:
     for i, field in enumerate(table.schema):
         column = table.column(i)
         if column.num_chunks > 1 and pa.types.is_dictionary(field.type) and pa.types.is_string(field.type.value_type):
-            table = table.set_column(i, field, column.unify_dictionaries())
+            # (texts that stopped repeating after the first chunk: their one dictionary could pass the 2 GB a text
+            # array's offsets hold, so a column whose dictionaries hold more than UNIFIED_AT_MOST keeps its own)
+            if sum(chunk.dictionary.nbytes for chunk in column.chunks) <= UNIFIED_AT_MOST:
+                table = table.set_column(i, field, column.unify_dictionaries())
     return table
