@@ -234,3 +234,19 @@ def test_recompute_json_and_report_data_are_one_document(tmp_path):
     assert first["rubrics"]["contradictions"][0]["probe_id"] == data["cases"][0]["probe_id"]
     assert first["cases"][0]["derived_failure_modes"] == ["self_contradiction"]
     assert "self_contradiction" not in first["cases"][0]["detected_failure_modes"]  # as the file gave it
+
+
+def test_report_text_is_escaped_and_each_short_word_kept_on_one_line():
+    from markupsafe import Markup
+
+    from reporting.render.html import NOBREAK_TOKEN, unbroken_tokens
+
+    long_word = "x" * (NOBREAK_TOKEN + 1)
+    got = unbroken_tokens(f"EA-001 <script>alert(1)</script> & {long_word}  end")
+    assert isinstance(got, Markup)
+    assert str(got) == (
+        '<span class="t">EA-001</span> <span class="t">&lt;script&gt;alert(1)&lt;/script&gt;</span> '
+        f'<span class="t">&amp;</span> {long_word}  <span class="t">end</span>'
+    )
+    assert str(unbroken_tokens(None)) == "" and str(unbroken_tokens(0.5)) == '<span class="t">0.5</span>'
+    assert str(unbroken_tokens(Markup("<b>x</b>"))) == '<span class="t">&lt;b&gt;x&lt;/b&gt;</span>'

@@ -181,3 +181,34 @@ def test_a_column_one_array_cannot_hold_is_made_chunk_by_chunk(monkeypatch):
     monkeypatch.setattr(table_frame, "_combined", refuse)
     assert [list(m) for m in _verdict_maps(verdicts)] == [list(m) for m in _verdicts(rows)]
     assert list(table_frame.shared_lists(texts, [])) == lists
+
+
+def _dictionary_arrays():
+    import pyarrow.compute as pc
+
+    plain = pc.dictionary_encode(pa.array(["a", None, "b", "a", "c", None, "b"]))
+    null_word = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 2, 1], pa.int32()), pa.array(["x", None, "z"]))
+    return [plain, plain.slice(2), plain.slice(1, 4), null_word, null_word.slice(2, 2), plain.slice(0, 0)]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_a_dictionary_array_reads_as_arrow_reads_it(index):
+    from reporting.format.table_records import plain_values, python_values
+
+    array = _dictionary_arrays()[index]
+    assert plain_values(array) == array.to_pylist()
+    chunked = pa.chunked_array([array, _dictionary_arrays()[0]])  # chunks of different dictionaries
+    assert python_values(chunked) == chunked.to_pylist()
+
+
+def test_a_repeated_dictionary_text_is_one_string_and_lists_of_dictionary_items_read_alike():
+    from reporting.format.table_records import plain_values, python_values
+
+    words = pa.array(["made " + "at run time"] * 2)  # two strings, equal, not one
+    array = pa.DictionaryArray.from_arrays(pa.array([0, 0, 1, None]), words)
+    got = plain_values(array)
+    assert got[0] is got[1] and got[2] == got[0] and got[3] is None
+    rows = [["a", "b"], None, [], ["a"], None, ["c", "a", "a"]]
+    items = pa.array(rows, pa.list_(pa.dictionary(pa.int32(), pa.string())))
+    assert python_values(items) == items.to_pylist() == rows
+    assert python_values(items.slice(1)) == rows[1:]
