@@ -92,9 +92,10 @@ def test_what_is_told_is_what_was_read(tmp_path, counted, monkeypatch):
 
 
 def test_other_files_are_read_as_before(tmp_path, counted):
-    """Another tool's file, garak's AVID export and a document that opens with another key: none read the new way,
-    each read as its bytes are. A RunLens run named as JSON Lines is read by columns a block at a time, never
-    whole as bytes (``columnar_lines``), and is the run its bytes give."""
+    """garak's AVID export and a document that opens with another key: neither read the new way, each read as its
+    bytes are. A large garak report is read as its import reads it, a line at a time, never whole as bytes
+    (``test_large_peer_files``), its import's document then read the new way. A RunLens run named as JSON Lines is
+    read by columns a block at a time, never whole as bytes (``columnar_lines``). Each is the run its bytes give."""
     later_key = {"aggregate_metrics": None, **{k: v for k, v in BASE.items() if k != "aggregate_metrics"}}
     files = {
         "garak.report.jsonl": GARAK.read_bytes(),
@@ -107,9 +108,10 @@ def test_other_files_are_read_as_before(tmp_path, counted):
         path.write_bytes(data)
         before = dict(counted)
         read = reporting.load_run(str(path))
-        by_lines = name == "lines.jsonl"
-        assert counted["bytes"] == before["bytes"] + (not by_lines), name  # read first as bytes, as every file was
-        assert not by_lines or type(read.run.cases) is not list, name  # (the lines: by columns)
+        by_lines, streamed = name == "lines.jsonl", name == "garak.report.jsonl"
+        assert counted["bytes"] == before["bytes"] + (not by_lines and not streamed), name  # read as bytes, as before
+        assert not streamed or counted["mapped"] == before["mapped"] + 1, name  # (the import's document, aside)
+        assert not (by_lines or streamed) or type(read.run.cases) is not list, name  # (those: by columns)
         _alike(read, reporting.load_run(data, name=str(path)))
     assert "a garak AVID export" in str(reporting.load_run(str(tmp_path / "garak.avid.json")).problems)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import tempfile
 from typing import Any, BinaryIO, Optional, Union
 
 from reporting._gc import gc_paused
@@ -35,6 +36,7 @@ from reporting.format.problems import (
 from reporting.format.reading import LoadResult, load_document, run_of_document
 from reporting.format.schema import RunReport
 from reporting.format.table_run import run_of_table
+from reporting.format.writing import document_chunks
 from reporting.importers import import_document, lines_of_no_other_tool, surely_runlens
 
 MAPPED_FROM = 64 << 20  # bytes of a run file from which the columnar reader gives its bytes back as it goes
@@ -82,6 +84,9 @@ def _load_run(
         tried, fast = _large_document(source, label)
         if fast is not None:
             return LoadResult(label, run_of_table(fast), [], fast.cases)
+        streamed = None if tried or model is not None else _large_import(source, label)
+        if streamed is not None:
+            return streamed
     try:
         label, data = _read_source(source, name, regular_only)
     except (OSError, FileTooLarge) as exc:
@@ -141,6 +146,11 @@ def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Op
     file is read as any other. What is told is what was read: the head read first only says whether to try."""
     if label.lower().endswith(LINES_SUFFIXES):
         return _large_lines(path, label)  # JSON Lines by the name, as the per-record reader tells them
+    return _mapped_document(path, label)
+
+
+def _mapped_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Optional[ColumnarRun]]:
+    """``_large_document`` of a file that is no JSON Lines by its name."""
     try:
         found = regular_file_head(path, HEAD)
     except (OSError, ValueError):  # (a name no file can have: read as any other, which says so)
@@ -159,6 +169,45 @@ def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Op
     box.clear()
     give_back()
     return True, fast
+
+
+def _large_import(path: Union[str, os.PathLike], label: str) -> Optional[LoadResult]:
+    """A large garak report or Inspect log named by its path (``MAPPED_FROM`` bytes or more) read as ``import``
+    reads it, a case at a time, into a RunLens document written to a private temporary folder as ``import`` writes
+    it, then read by columns (``_large_document``) and the folder deleted: the run is a case table, as its import's
+    file would be, never a million case objects (a million garak cases: 5 GB and minutes). None: not such a file,
+    or a case the import could not make or the columnar reader handed back (the caller reads it as any other, which
+    says what is wrong)."""
+    from reporting.importers import SHAPE_ERRORS, detect
+    from reporting.importers.garak import stream_garak_file
+    from reporting.importers.inspect_stream import stream_inspect_file
+
+    try:
+        found = regular_file_head(path, STREAMED_HEAD)
+    except (OSError, ValueError):
+        return None
+    if found is None or not MAPPED_FROM <= found[1].st_size <= files.MAX_FILE_BYTES:
+        return None
+    kind = detect(found[0])
+    if kind not in ("garak", "inspect"):
+        return None
+    try:
+        stream = stream_garak_file if kind == "garak" else stream_inspect_file
+        header, cases, _, problems = stream(str(path))
+        if header is None:
+            return LoadResult(label, None, problems)
+        with tempfile.TemporaryDirectory(prefix="runlens-import-") as folder:  # (made for this user alone)
+            written = os.path.join(folder, "run.json")
+            with open(written, "w", encoding="utf-8") as out, gc_paused():
+                out.writelines(document_chunks({**header, "cases": cases}, compact_head=True))
+            del cases
+            tried, fast = _mapped_document(written, label)
+    except (OSError, FileTooLarge, *SHAPE_ERRORS):
+        return None
+    return LoadResult(label, run_of_table(fast), problems, fast.cases) if tried and fast is not None else None
+
+
+STREAMED_HEAD = 1 << 16  # bytes of a file that tell a garak report or an Inspect log (as the import verb reads them)
 
 
 def _large_lines(path: Union[str, os.PathLike], label: str) -> tuple[bool, Optional[ColumnarRun]]:
