@@ -29,10 +29,13 @@ def large(monkeypatch, tmp_path):
     return temporary
 
 
+SHOWN = "shown as <this> name.jsonl"  # the name the dashboard shows: every problem names it, never the path
+
+
 def _whole(path, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(reading, "_large_import", lambda *args: None)
-        return reading.load_run(str(path))
+        return reading.load_run(str(path), name=SHOWN)
 
 
 def _cases(result):
@@ -43,8 +46,9 @@ def _cases(result):
 def test_a_large_peer_file_is_the_run_its_whole_reading_gives(name, large, monkeypatch):
     path = FIXTURES / name
     whole = _whole(path, monkeypatch)
-    streamed = reading.load_run(str(path))
+    streamed = reading.load_run(str(path), name=SHOWN)
     assert [str(p) for p in streamed.problems] == [str(p) for p in whole.problems]
+    assert all(p.file == SHOWN for p in streamed.problems)
     if whole.run is None:
         assert streamed.run is None
         return
@@ -90,3 +94,13 @@ def test_a_fifo_named_like_a_garak_report_is_not_opened(tmp_path, large):
     os.mkfifo(fifo)
     result = reading.load_run(str(fifo), regular_only=True)  # (no writer: opening it to read would hang)
     assert result.run is None and result.problems
+
+
+def test_the_garak_stream_refuses_a_fifo_before_reading_a_byte(tmp_path):
+    from reporting.format.problems import NotRegularFile
+    from reporting.importers.garak import stream_garak_file
+
+    fifo = tmp_path / "run.report.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegularFile, match="FIFO"):
+        stream_garak_file(str(fifo))  # (opened without blocking: no writer, no hang)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Optional
 
 from reporting._gc import gc_paused
-from reporting.format.problems import Problem
+from reporting.format.problems import Problem, open_capped
 from reporting.importers import SHAPE_ERRORS, shape_problem, tags_of
 from reporting.importers.garak_attacks import Names, folded_turns
 from reporting.importers.garak_digest import digest_figures, digest_tags
@@ -340,8 +340,12 @@ def read_garak_file(path: str) -> tuple[Optional[dict[str, Any]], list[str], lis
 
 
 def stream_garak_file(
-    path: str,
+    path: str, label: Optional[str] = None
 ) -> tuple[Optional[dict[str, Any]], Iterator[dict[str, Any]], list[str], list[Problem]]:
-    """``stream_garak`` of a file on disk: the file is read and closed before the first case is made."""
-    with open(path, "rb") as handle:
-        return stream_garak(handle, path)
+    """``stream_garak`` of a file on disk (its problems named by ``label``, else the path): the file is read and
+    closed before the first case is made. As ``read_file_bytes(path, regular_only=True)``: a file that is not
+    regular (``NotRegularFile``) or above the size cap (``FileTooLarge``) is refused before a byte is read, and
+    opening a FIFO does not hang."""
+    fd, _ = open_capped(path)
+    with os.fdopen(fd, "rb") as handle:
+        return stream_garak(handle, path if label is None else label)

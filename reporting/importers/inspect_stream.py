@@ -197,11 +197,13 @@ def stream_inspect_file(
     primary_judge: Optional[str] = None,
     risk_scorer: Optional[str] = None,
     strategy_key: Optional[str] = None,
+    label: Optional[str] = None,
 ) -> Streamed:
-    """``stream_inspect`` of a file on disk: an ``.eval`` archive is read member by member from the file (never
-    held whole), a ``.json`` log is read into memory. The file is read and closed before the first case is
-    given. As ``read_file_bytes``: a file that is not regular (``NotRegularFile``) or above the size cap
-    (``FileTooLarge``) is refused before a byte is read, and opening a FIFO does not hang."""
+    """``stream_inspect`` of a file on disk (its problems named by ``label``, else the path): an ``.eval`` archive
+    is read member by member from the file (never held whole), a ``.json`` log is read into memory. The file is
+    read and closed before the first case is given. As ``read_file_bytes``: a file that is not regular
+    (``NotRegularFile``) or above the size cap (``FileTooLarge``) is refused before a byte is read, and opening a
+    FIFO does not hang."""
     from reporting.format import problems as files
     from reporting.format.expansion import FileBytes
 
@@ -218,8 +220,9 @@ def stream_inspect_file(
     except BaseException:
         os.close(fd)
         raise
+    named = path if label is None else label
     with os.fdopen(fd, "rb") as handle:
         if handle.read(4) == b"PK\x03\x04":
-            return stream_inspect(FileBytes(handle), path, primary_judge, risk_scorer, strategy_key)
+            return stream_inspect(FileBytes(handle), named, primary_judge, risk_scorer, strategy_key)
     data = files.read_file_bytes(path, regular_only=True)
-    return stream_inspect(data, path, primary_judge, risk_scorer, strategy_key)
+    return stream_inspect(data, named, primary_judge, risk_scorer, strategy_key)

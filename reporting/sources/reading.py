@@ -192,8 +192,10 @@ def _large_import(path: Union[str, os.PathLike], label: str) -> Optional[LoadRes
     if kind not in ("garak", "inspect"):
         return None
     try:
-        stream = stream_garak_file if kind == "garak" else stream_inspect_file
-        header, cases, _, problems = stream(str(path))
+        if kind == "garak":
+            header, cases, _, problems = stream_garak_file(str(path), label)
+        else:
+            header, cases, _, problems = stream_inspect_file(str(path), label=label)
         if header is None:
             return LoadResult(label, None, problems)
         with tempfile.TemporaryDirectory(prefix="runlens-import-") as folder:  # (made for this user alone)
