@@ -188,17 +188,19 @@ def _dictionary_arrays():
 
     plain = pc.dictionary_encode(pa.array(["a", None, "b", "a", "c", None, "b"]))
     null_word = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 2, 1], pa.int32()), pa.array(["x", None, "z"]))
-    return [plain, plain.slice(2), plain.slice(1, 4), null_word, null_word.slice(2, 2), plain.slice(0, 0)]
+    unsigned = pa.DictionaryArray.from_arrays(pa.array([2, None, 0], pa.uint8()), pa.array(["x", "y", "z"]))
+    return [plain, plain.slice(2), plain.slice(1, 4), null_word, null_word.slice(2, 2), plain.slice(0, 0), unsigned]
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(7))
 def test_a_dictionary_array_reads_as_arrow_reads_it(index):
     from reporting.format.table_records import plain_values, python_values
 
     array = _dictionary_arrays()[index]
     assert plain_values(array) == array.to_pylist()
-    chunked = pa.chunked_array([array, _dictionary_arrays()[0]])  # chunks of different dictionaries
-    assert python_values(chunked) == chunked.to_pylist()
+    if array.type.index_type == pa.int32():
+        chunked = pa.chunked_array([array, _dictionary_arrays()[0]])  # chunks of different dictionaries
+        assert python_values(chunked) == chunked.to_pylist()
 
 
 def test_a_repeated_dictionary_text_is_one_string_and_lists_of_dictionary_items_read_alike():

@@ -60,14 +60,36 @@ def test_a_large_peer_file_is_the_run_its_whole_reading_gives(name, large, monke
     assert os.listdir(large) == [], "the temporary folder is deleted"
 
 
-def test_a_peer_file_below_the_size_or_asked_for_one_model_is_read_whole(monkeypatch, large):
+def test_a_peer_file_below_the_size_is_read_whole_and_one_at_it_by_columns_whatever_its_documents_size(
+    monkeypatch, large
+):
+    """The size is the file's: its import's document (a tenth of it, or less) is read by columns however small."""
     path = FIXTURES / "garak" / "peers_repeat_small.report.jsonl"
     monkeypatch.setattr(reading, "MAPPED_FROM", path.stat().st_size + 1)
     assert not isinstance(reading.load_run(str(path)).run.cases, TableCases)
-    monkeypatch.setattr(reading, "MAPPED_FROM", 0)
-    assert isinstance(reading.load_run(str(path)).run.cases, TableCases)
-    model = reading.load_run(str(path)).run.run.model
-    assert not isinstance(reading.load_run(str(path), model=model).run.cases, TableCases)
+    monkeypatch.setattr(reading, "MAPPED_FROM", path.stat().st_size)
+    read = reading.load_run(str(path))
+    assert isinstance(read.run.cases, TableCases)
+    picked = reading.load_run(str(path), model=read.run.run.model)  # a file of one run: --model picks it
+    assert isinstance(picked.run.cases, TableCases) and _cases(picked) == _cases(read)
+    other = reading.load_run(str(path), model="no such model")  # (as the whole reading: a file of one is that run)
+    assert _cases(other) == _cases(read)
+
+
+def test_a_file_the_stream_finds_wrong_is_left_to_the_whole_reading(monkeypatch, large):
+    """The stream tells the file's kind from its first 64 KB (or the file changed since): what it finds wrong is
+    not told; the whole reading reads the file again and says what it finds."""
+    from reporting.format.problems import Problem
+    from reporting.importers import garak
+
+    path = FIXTURES / "garak" / "peers_repeat_small.report.jsonl"
+    monkeypatch.setattr(
+        garak, "stream_garak_file", lambda path, label: (None, iter(()), [], [Problem(label, "$", "the stream's own")])
+    )
+    read = reading.load_run(str(path), name=SHOWN)
+    assert read.problems == [] and not isinstance(read.run.cases, TableCases), read.problems
+    assert _cases(read) == _cases(_whole(path, monkeypatch))
+    assert os.listdir(large) == []
 
 
 def test_a_case_the_import_cannot_make_leaves_the_whole_reading_to_say_so(monkeypatch, large):

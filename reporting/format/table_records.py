@@ -200,8 +200,15 @@ def plain_values(array: Any) -> list[Any]:
     words = np.empty(len(array.dictionary) + 1, dtype=object)
     words[:-1] = array.dictionary.to_pylist()  # the last: None, for a null row
     indices = array.indices
-    at = indices.to_numpy(zero_copy_only=False) if not indices.null_count else indices.fill_null(-1).to_numpy()
+    at = indices.to_numpy(zero_copy_only=False) if not indices.null_count else _signed(indices).fill_null(-1).to_numpy()
     return words[at].tolist()  # -1: the last, None
+
+
+def _signed(indices: Any) -> Any:
+    """Dictionary indices a type that holds -1 (a Parquet file's may be unsigned)."""
+    import pyarrow as pa
+
+    return indices.cast(pa.int64()) if pa.types.is_unsigned_integer(indices.type) else indices
 
 
 def verdict_maps(column: Any) -> list[Any]:

@@ -84,7 +84,7 @@ def _load_run(
         tried, fast = _large_document(source, label)
         if fast is not None:
             return LoadResult(label, run_of_table(fast), [], fast.cases)
-        streamed = None if tried or model is not None else _large_import(source, label)
+        streamed = None if tried else _large_import(source, label)  # (one run a file: --model picks it anyway)
         if streamed is not None:
             return streamed
     try:
@@ -149,19 +149,23 @@ def _large_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Op
     return _mapped_document(path, label)
 
 
-def _mapped_document(path: Union[str, os.PathLike], label: str) -> tuple[bool, Optional[ColumnarRun]]:
-    """``_large_document`` of a file that is no JSON Lines by its name."""
+def _mapped_document(
+    path: Union[str, os.PathLike], label: str, least: Optional[int] = None
+) -> tuple[bool, Optional[ColumnarRun]]:
+    """``_large_document`` of a file that is no JSON Lines by its name, of ``least`` bytes or more (``MAPPED_FROM``
+    unless given)."""
+    least = MAPPED_FROM if least is None else least
     try:
         found = regular_file_head(path, HEAD)
     except (OSError, ValueError):  # (a name no file can have: read as any other, which says so)
         return False, None
-    if found is None or found[1].st_size < MAPPED_FROM or not surely_runlens(found[0]):
+    if found is None or found[1].st_size < least or not surely_runlens(found[0]):
         return False, None
     try:
         mapped = read_file_mapped(path)
     except (OSError, FileTooLarge):
         return False, None
-    if mapped is None or len(mapped.view) < MAPPED_FROM or not surely_runlens(bytes(mapped.view[:HEAD])):
+    if mapped is None or len(mapped.view) < least or not surely_runlens(bytes(mapped.view[:HEAD])):
         return False, None
     box: list[Union[bytes, Mapped]] = [mapped]
     del mapped
@@ -175,9 +179,10 @@ def _large_import(path: Union[str, os.PathLike], label: str) -> Optional[LoadRes
     """A large garak report or Inspect log named by its path (``MAPPED_FROM`` bytes or more) read as ``import``
     reads it, a case at a time, into a RunLens document written to a private temporary folder as ``import`` writes
     it, then read by columns (``_large_document``) and the folder deleted: the run is a case table, as its import's
-    file would be, never a million case objects (a million garak cases: 5 GB and minutes). None: not such a file,
-    or a case the import could not make or the columnar reader handed back (the caller reads it as any other, which
-    says what is wrong)."""
+    file would be, never a million case objects (a million garak cases: 5 GB and minutes); the document is read so
+    whatever its size (a tenth of the file's, or less). None: not such a file, or a file the import finds wrong (told
+    from its first 64 KB, where the whole reading reads all of it; or replaced meanwhile), a case it could not make
+    or a run the columnar reader handed back: the caller reads it as any other, which says what is wrong."""
     from reporting.importers import SHAPE_ERRORS, detect
     from reporting.importers.garak import stream_garak_file
     from reporting.importers.inspect_stream import stream_inspect_file
@@ -197,13 +202,13 @@ def _large_import(path: Union[str, os.PathLike], label: str) -> Optional[LoadRes
         else:
             header, cases, _, problems = stream_inspect_file(str(path), label=label)
         if header is None:
-            return LoadResult(label, None, problems)
+            return None
         with tempfile.TemporaryDirectory(prefix="runlens-import-") as folder:  # (made for this user alone)
             written = os.path.join(folder, "run.json")
             with open(written, "w", encoding="utf-8") as out, gc_paused():
                 out.writelines(document_chunks({**header, "cases": cases}, compact_head=True))
             del cases
-            tried, fast = _mapped_document(written, label)
+            tried, fast = _mapped_document(written, label, least=0)
     except (OSError, FileTooLarge, *SHAPE_ERRORS):
         return None
     return LoadResult(label, run_of_table(fast), problems, fast.cases) if tried and fast is not None else None
