@@ -172,3 +172,24 @@ def test_groups_keyed_with_the_key_renumbered_as_it_would_overflow_are_the_same(
     renumbered = _run(4, 400).cases.groups
     assert renumbered.keys == whole.keys and len(whole.keys) > 10
     assert (renumbered.group == whole.group).all() and (renumbered.verdict == whole.verdict).all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_each_groups_worst_rank_is_the_highest_of_its_failures(seed):
+    """``_worst_of_groups`` (ranks counted per group) raises each group to what ``np.maximum.at`` raises it to: a
+    few tiers, negative ranks, groups with no failure, and more ranks than are counted (numpy's own way)."""
+    import numpy as np
+
+    from reporting.analysis.framework_tally import RANKS_COUNTED, _worst_of_groups
+
+    rng = np.random.default_rng(seed)
+    for levels in (1, 2, 5, RANKS_COUNTED, RANKS_COUNTED + 1, 300):
+        n_groups, n = int(rng.integers(1, 40)), int(rng.integers(1, 400))
+        group = rng.integers(0, n_groups, n).astype(np.int32)
+        low = int(rng.integers(-5, 3))
+        ranks = rng.integers(low, low + levels, n).astype(np.int16)
+        start = rng.integers(-2, 2, n_groups).astype(np.int64)
+        expected, got = start.copy(), start.copy()
+        np.maximum.at(expected, group, ranks)
+        _worst_of_groups(got, group, ranks)
+        assert got.tolist() == expected.tolist(), levels
