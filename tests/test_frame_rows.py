@@ -214,3 +214,19 @@ def test_a_repeated_dictionary_text_is_one_string_and_lists_of_dictionary_items_
     items = pa.array(rows, pa.list_(pa.dictionary(pa.int32(), pa.string())))
     assert python_values(items) == items.to_pylist() == rows
     assert python_values(items.slice(1)) == rows[1:]
+
+
+def test_a_few_rows_of_a_long_dictionary_make_their_values_alone():
+    """A slice of a column whose dictionary is longer than it: its rows' values, never the whole dictionary's (here
+    a dictionary text no row uses cannot be made: bytes that are no UTF-8, which Arrow refuses to make a string of)."""
+    from reporting.format.table_records import plain_values
+
+    buffers = pa.array(["ok", "xx", "fine"]).buffers()
+    data = bytearray(buffers[2].to_pybytes())
+    data[2:4] = b"\xff\xfe"  # the second text
+    words = pa.Array.from_buffers(pa.string(), 3, [None, buffers[1], pa.py_buffer(bytes(data))])
+    with pytest.raises(UnicodeDecodeError):
+        words.to_pylist()
+    column = pa.DictionaryArray.from_arrays(pa.array([0, 2, 0, None, 2]), words)
+    assert plain_values(column.slice(0, 2)) == ["ok", "fine"]
+    assert plain_values(column.slice(2, 2)) == ["ok", None]

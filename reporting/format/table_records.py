@@ -192,11 +192,14 @@ def python_values(column: Any, empty: Optional[list] = None) -> list[Any]:
 def plain_values(array: Any) -> list[Any]:
     """An Arrow array as Python values, like ``to_pylist``; a dictionary array by its dictionary's values taken to
     its rows (Arrow makes a scalar a row of one: 4 s a million rows, against 0.1 s), a row's text then one string
-    wherever it repeats."""
+    wherever it repeats. A dictionary longer than the array (a slice of a run's column, a few rows taken) is taken
+    to the rows first: the rows' values alone are made."""
     import pyarrow as pa
 
     if not pa.types.is_dictionary(array.type):
         return array.to_pylist()
+    if len(array.dictionary) > len(array):
+        return array.dictionary_decode().to_pylist()
     words = np.empty(len(array.dictionary) + 1, dtype=object)
     words[:-1] = array.dictionary.to_pylist()  # the last: None, for a null row
     indices = array.indices
