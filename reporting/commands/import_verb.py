@@ -153,13 +153,12 @@ def _import_file(path: str, args: argparse.Namespace, behaviors) -> tuple[list, 
             head = handle.read(1 << 16)
         kind = detect(head)
         if kind == "garak" and args.source in (None, "garak"):
-            _check_streamed(path)
-            header, cases, warnings, problems = stream_garak_file(path)  # cases made as they are written
+            header, cases, warnings, problems = stream_garak_file(path)  # (regular, under the cap); made as written
             documents = [{**header, "cases": cases}] if header is not None else []
         elif kind == "inspect" and args.source in (None, "inspect"):
             from reporting.importers.inspect_stream import stream_inspect_file
 
-            _check_streamed(path)  # an .eval read member by member from the file, its cases made as they are written
+            # an .eval read member by member from the file, its cases made as they are written
             header, cases, warnings, problems = stream_inspect_file(
                 path, args.primary_judge, args.risk_scorer, args.strategy_key
             )
@@ -178,22 +177,6 @@ def _import_file(path: str, args: argparse.Namespace, behaviors) -> tuple[list, 
         return [], [], [f"{path}: cannot read the file ({getattr(exc, 'strerror', None) or exc})"]
     lines = [str(p) for p in problems]
     return documents, warnings, lines or ([] if documents else [f"{path}: no run in the file"])
-
-
-def _check_streamed(path: str) -> None:
-    """A file read line by line: a regular file within the size cap, as ``read_file_bytes`` asks of the others."""
-    import stat
-
-    from reporting.format import problems as files
-
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-        raise files.NotRegularFile(0, "not a regular file")
-    if info.st_size > files.MAX_FILE_BYTES:
-        raise files.FileTooLarge(
-            f"the file is {files.megabytes(info.st_size)}, larger than the {files.megabytes(files.MAX_FILE_BYTES)} cap "
-            "(raise it with --max-file-mb or RUNLENS_MAX_FILE_MB)"
-        )
 
 
 def _targets(output: str, runs: list) -> list:

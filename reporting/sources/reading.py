@@ -188,7 +188,8 @@ def _large_import(path: Union[str, os.PathLike], label: str) -> Optional[LoadRes
     from reporting.importers.inspect_stream import stream_inspect_file
 
     try:
-        found = regular_file_head(path, STREAMED_HEAD)
+        size = os.stat(path).st_size  # (no file below the size is opened here: every small run file is read so)
+        found = regular_file_head(path, STREAMED_HEAD) if MAPPED_FROM <= size <= files.MAX_FILE_BYTES else None
     except (OSError, ValueError):
         return None
     if found is None or not MAPPED_FROM <= found[1].st_size <= files.MAX_FILE_BYTES:
