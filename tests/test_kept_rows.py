@@ -217,3 +217,57 @@ def test_a_large_runs_filter_reads_the_runs_table_through_its_mask(monkeypatch):
             copied.metrics, sort_keys=True, default=str
         )
         np.testing.assert_array_equal(through.worst_order, copied.worst_order)
+
+
+def _judged_data():
+    """A run whose cases carry three judges' verdicts, some not judged, one judge on some cases only, and an
+    error case with a verdict: the judges' figures of a filter count each of them."""
+    cases = []
+    for i in range(40):
+        verdicts = {
+            "rules": {"passed": i % 3 != 0, "score": 0.5},
+            "model": {"passed": None if i % 7 == 0 else i % 2 == 0},
+        }
+        if i % 5 == 0:
+            verdicts["human"] = {"passed": i % 10 == 0}
+        cases.append(
+            {
+                **case(f"j{i}", ("jailbreak", "toxicity")[i % 2], ("low", "high")[i % 3 == 0], i % 4 != 0, i / 40),
+                "verdicts": verdicts,
+            }
+        )
+    cases[9] = {**cases[9], "passed": None, "error": "timeout"}
+    document = {"schema_version": 3, "run": {"run_id": "j", "model": "m"}, "cases": cases}
+    return make_run_data(load_run(json.dumps(document).encode(), "j.json"))
+
+
+JUDGED_FILTERS = (*FILTERS, Filters(outcome="fail", categories=("toxicity",)), Filters(categories=("nothing",)))
+
+
+@pytest.mark.parametrize("source", ["judged", "built", "mail-agent-inspect.json", "acme-assistant-v1.json"])
+def test_a_filters_figures_are_those_of_its_kept_rows_every_column(source, monkeypatch):
+    """A filter reads no column of its kept rows for its figures (the run's judges' rows kept, the worst cases'
+    rows read once known): the figures are those ``aggregate_metrics`` gives of the kept rows' every column, and
+    the judges' kept rows those ``judge_rows`` finds in them, through the mask or a table of the kept rows."""
+    from reporting.analysis.judges import judge_rows, kept_judge_rows
+    from reporting.analysis.metrics import aggregate_metrics
+
+    data = {"judged": _judged_data, "built": _data}.get(
+        source, lambda: make_run_data(load_run(str(SAMPLES / source)))
+    )()
+    assert data.judged is not None and (source != "judged" or set(data.judged) == {"rules", "model", "human"})
+    for masked in (False, True):
+        monkeypatch.setattr(build_module, "MASKED_ABOVE", 10 if masked else 2_000_000)
+        for filters in JUDGED_FILTERS:
+            kept = filters.mask(data.frame)
+            frame, errors = data.frame[kept], filters.apply_errors(data.errors)
+            want = {name: (at.tolist(), said.tolist()) for name, (at, said) in judge_rows(frame).items()}
+            found = kept_judge_rows(data.judged, kept)
+            assert {name: (at.tolist(), said.tolist()) for name, (at, said) in found.items()} == want
+            report = build_report(data, filters=filters, with_observability=False)
+            assert report.rows._frame is None  # no column of the kept rows was copied for the figures
+            figures = {key: value for key, value in report.metrics.items() if key != "frameworks"}
+            expected = aggregate_metrics(frame.reset_index(drop=True), len(errors), errors)
+            assert json.dumps(figures, sort_keys=True, default=str) == json.dumps(expected, sort_keys=True, default=str)
+            if source == "judged" and kept.sum():
+                assert figures["judges"] and figures["judge_agreement"]

@@ -7,6 +7,7 @@ did not judge the case. Only evaluated cases are counted (a case not evaluated h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Optional
 
 import numpy as np
@@ -47,13 +48,35 @@ def judge_rows(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return found
 
 
-def verdict_table(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame] = None) -> tuple[list[str], Any]:
+def kept_judge_rows(
+    found: Mapping[str, tuple[np.ndarray, np.ndarray]], kept: np.ndarray
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``judge_rows`` of the rows ``kept`` (a mask) of a frame, from that frame's ``found``: each judge's kept rows,
+    numbered among the kept rows, and their verdicts; a judge none of whose rows is kept is left out."""
+    kept = np.asarray(kept, dtype=bool)
+    if not found:
+        return {}
+    places = np.cumsum(kept, dtype=np.int64) - 1  # a kept row's number among the kept rows
+    picked: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name, (rows, said) in found.items():
+        keep = kept[rows]
+        if keep.any():
+            picked[name] = (places[rows[keep]], said[keep])
+    return picked
+
+
+def verdict_table(
+    frame: pd.DataFrame,
+    error_cases: Optional[pd.DataFrame] = None,
+    judged: Optional[Mapping[str, tuple[np.ndarray, np.ndarray]]] = None,
+) -> tuple[list[str], Any]:
     """The judges, by name, and the table of their verdicts the engine's judge queries read (``JUDGE_COUNTS``,
     ``JUDGE_PAIRS``): a row a verdict, its judge's number in that list, its case's row (in ``frame``; in
-    ``error_cases`` counted on after it), ``passed`` (null: not judged) and whether the case was evaluated."""
+    ``error_cases`` counted on after it), ``passed`` (null: not judged) and whether the case was evaluated.
+    ``judged``: ``judge_rows(frame)``, when known (then only the frame's length is read)."""
     import pyarrow as pa
 
-    parts = [(judge_rows(frame), 0, True)]
+    parts = [(judge_rows(frame) if judged is None else judged, 0, True)]
     if error_cases is not None and len(error_cases):
         parts.append((judge_rows(error_cases), len(frame), False))
     names = sorted({name for found, _, _ in parts for name in found})
@@ -80,20 +103,24 @@ def verdict_table(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame] = Non
     return names, table
 
 
-def judges_figures(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame] = None) -> dict[str, Any]:
+def judges_figures(
+    frame: pd.DataFrame,
+    error_cases: Optional[pd.DataFrame] = None,
+    judged: Optional[Mapping[str, tuple[np.ndarray, np.ndarray]]] = None,
+) -> dict[str, Any]:
     """The judges' figures of ``frame``, from the engine's two queries over its verdicts (``verdict_table``):
     ``judges``: for each judge, the cases it saw (``n``: evaluated and not), passed, failed, errors (saw but did not
     judge), pass rate and its 95% Wilson interval over the cases it judged; ``judge_agreement``: each pair of
     judges with evaluated cases both judged, n, the share on which they agree with its Wilson interval, and
     Cohen's kappa, among at most ``JUDGE_PAIR_CAP`` judges (``paired_judges``); ``judges_not_paired``: how many
     judges are left out of the pairs. ``error_cases``: the cases not evaluated, whose verdicts count in each judge's
-    figures (null: an error of that judge), not in the pairs."""
+    figures (null: an error of that judge), not in the pairs. ``judged``: ``judge_rows(frame)``, when known."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from reporting.analysis.engine import JUDGE_COUNTS, JUDGE_PAIRS, rows_of
 
-    names, table = verdict_table(frame, error_cases)
+    names, table = verdict_table(frame, error_cases, judged)
     if not names:
         return {"judges": {}, "judge_agreement": [], "judges_not_paired": 0}
     counts = rows_of(JUDGE_COUNTS, {"verdicts": table})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -216,9 +216,8 @@ def worst_first(frame: pd.DataFrame) -> np.ndarray:
         return engine.worst_positions()
 
 
-def _worst_cases(frame: pd.DataFrame, positions: np.ndarray) -> list[dict[str, Any]]:
-    """The worst cases' records, in the engine's order."""
-    top = frame.iloc[positions]
+def _worst_cases(top: pd.DataFrame) -> list[dict[str, Any]]:
+    """The worst cases' records, of their rows (``WORST_CASE_FIELDS``) in the engine's order."""
     return [
         {
             "probe_id": str(row.probe_id),
@@ -245,9 +244,9 @@ def _queries(engine: Session) -> dict[str, Callable[[Any], Any]]:
     }
 
 
-def _engine_figures(found: Mapping[str, Any], frame: pd.DataFrame, errors: int) -> dict[str, Any]:
-    """Counts, overall, per category and severity, failure modes, indices, worst cases, the category ranking and
-    the repetitions, from the engine's rows (``_queries``) over the evaluated cases of ``frame``."""
+def _engine_figures(found: Mapping[str, Any], top: pd.DataFrame, errors: int) -> dict[str, Any]:
+    """Counts, overall, per category and severity, failure modes, indices, worst cases (``top``: their rows),
+    the category ranking and the repetitions, from the engine's rows (``_queries``) over the evaluated cases."""
     run = one_row(found["run"])
     categories = figures.by_category(found["category"])
     overall = figures.with_error_rate(figures.overall(run), errors, figures.evaluated(run) + errors)
@@ -258,7 +257,7 @@ def _engine_figures(found: Mapping[str, Any], frame: pd.DataFrame, errors: int) 
         "by_severity": figures.by_severity(found["severity"]),
         "failure_modes": found["failure_modes"],
         "indices": figures.indices(run),
-        "worst_cases": _worst_cases(frame, found["worst"]),
+        "worst_cases": _worst_cases(top),
         "category_ranking": figures.category_ranking(categories),
         "repetitions": repetition_figures(*found["repetitions"]),
         "by_strategy": by_strategy(found["strategies"]["strategies"], found["strategies"]["turns_to_break"]),
@@ -266,9 +265,12 @@ def _engine_figures(found: Mapping[str, Any], frame: pd.DataFrame, errors: int) 
     }
 
 
-def _frame_figures(frame: pd.DataFrame, error_cases: Optional[pd.DataFrame]) -> dict[str, Any]:
-    """The judges' figures of ``frame`` (the engine's queries over its verdicts)."""
-    return judges_figures(frame, error_cases)
+def _frame_figures(
+    frame: pd.DataFrame, error_cases: Optional[pd.DataFrame], judged: Optional[Mapping[str, Any]] = None
+) -> dict[str, Any]:
+    """The judges' figures of ``frame`` (the engine's queries over its verdicts; ``judged``: its judges' rows,
+    ``judges.judge_rows``, when known)."""
+    return judges_figures(frame, error_cases, judged)
 
 
 def aggregate_metrics(
@@ -298,22 +300,29 @@ def metrics_while(
     error_cases: Optional[pd.DataFrame],
     also: Optional[Callable[[pd.DataFrame], Any]] = None,
     kept: Any = None,
+    rows_at: Optional[Callable[[np.ndarray, Sequence[str]], pd.DataFrame]] = None,
+    judged: Optional[Callable[[], Mapping[str, Any]]] = None,
 ) -> tuple[dict[str, Any], Any]:
     """``aggregate_metrics`` of the evaluated cases in ``table`` (``case_table`` of their frame), their frame made
     by ``frame_of`` in this thread while the engine's queries run (a filter's copy of its kept rows overlaps them),
     and ``also`` of that frame done then too. ``kept``: the evaluated cases are those rows of ``table`` alone (a
-    filter's mask, read by the engine's scan). Returns the figures and what ``also`` gave."""
+    filter's mask, read by the engine's scan). The frame is read for its verdicts (the judges) and the worst cases'
+    rows (``WORST_CASE_FIELDS``), unless ``judged`` gives the judges' rows of it (``judges.judge_rows``) and
+    ``rows_at`` the rows at some of its positions (a filter's frame then need hold no column: its index, the
+    run positions of its rows, and its length are read). Returns the figures and what ``also`` gave."""
     made: dict[str, Any] = {}
 
     def meanwhile() -> None:
         frame = made["frame"] = frame_of()
-        made["figures"] = _frame_figures(frame, error_cases)
+        made["figures"] = _frame_figures(frame, error_cases, None if judged is None else judged())
         made["also"] = also(frame) if also is not None else None
 
     with Session(table, kept) as engine:
         found = engine.together(_queries(engine), meanwhile)
     frame, by_frame = made["frame"], made["figures"]
-    engine_figures = _engine_figures(found, frame, errors)
+    worst = found["worst"]
+    top = frame.iloc[worst] if rows_at is None else rows_at(worst, WORST_CASE_FIELDS)
+    engine_figures = _engine_figures(found, top, errors)
     later = {key: engine_figures.pop(key) for key in ("repetitions", "by_strategy", "by_strategy_category")}
     # in the order recompute has always written them
     return {**engine_figures, **by_frame, **later}, made["also"]

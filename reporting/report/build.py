@@ -13,7 +13,8 @@ from reporting.analysis.drift import drift
 from reporting.analysis.engine import case_table
 from reporting.analysis.filters import NO_FILTERS, Filters
 from reporting.analysis.framework_maps import Catalog
-from reporting.analysis.metrics import FIGURE_COLUMNS, aggregate_metrics, cases_frame, error_frame, metrics_while
+from reporting.analysis.judges import judge_rows, kept_judge_rows
+from reporting.analysis.metrics import aggregate_metrics, cases_frame, error_frame, metrics_while
 from reporting.analysis.observability import (
     DEFAULT_EMBEDDING,
     DEFAULT_MIN_CASES,
@@ -41,10 +42,18 @@ def make_run_data(result: LoadResult) -> RunData:
     errors = error_frame(result.run)
     give_back()  # what making the frame freed, before the engine's table and queries (at 10M cases: 200 MB)
     table = case_table(frame, table_of(result.run))
-    full = aggregate_metrics(frame, errors=len(errors), error_cases=errors, table=table)
+    held: dict[str, Any] = {}  # the judges' rows, found while the engine's queries run and kept for the filters
+
+    def judged() -> Any:
+        held["judged"] = judge_rows(frame)
+        return held["judged"]
+
+    full = metrics_while(table, lambda: frame, len(errors), errors, judged=judged)[0]
     found = drift(result.run, frame, full)
     cases = run_cases(result.run, frame, errors)
-    return RunData(result, frame, full, found, tuple(sorted(full["failure_modes"])), errors, table, cases)
+    return RunData(
+        result, frame, full, found, tuple(sorted(full["failure_modes"])), errors, table, cases, held["judged"]
+    )
 
 
 # above this many cases a filter's figures read the run's table through the filter's mask (``_kept_table``)
@@ -106,15 +115,19 @@ def build_report(
             whole = data.frame
             table, through = _kept_table(data, kept)
             rows = KeptRows(whole=whole, kept=kept)
-            # the columns the figures read, of the kept rows, are copied and their framework figures counted while
-            # the engine's queries run; every column only when a page or an export reads the frame
+            # the judges' verdicts of the kept rows and their framework figures are counted while the engine's queries
+            # run (the run's judges' rows kept, no column is copied: the worst cases' rows are read once known);
+            # every column only when a page or an export reads the frame
+            judged = data.judged
             metrics, figures = metrics_while(
                 table,
-                lambda: rows.columns(FIGURE_COLUMNS),
+                lambda: rows.columns(() if judged is not None else ("verdicts",)),
                 len(errors),
                 errors,
                 lambda frame: kept_figures(data.cases, data.run, frame, errors, catalog, rows.get),
                 kept=through,
+                rows_at=rows.at,
+                judged=None if judged is None else lambda: kept_judge_rows(judged, kept),
             )
             if through is not None:
                 give_back()  # what the queries and copies freed, before a page reads the view (tens of ms)

@@ -46,6 +46,7 @@ class RunData:
     errors: pd.DataFrame  # the cases not evaluated (passed null), same columns plus "error"
     table: Any = None  # the engine's table of the frame's rows (reporting.analysis.engine.case_table), made once
     cases: Any = None  # every case in its framework group (report/frameworks.RunCases), made once: a filter counts
+    judged: Any = None  # each judge's rows of the frame and verdicts (analysis.judges.judge_rows), made once
 
     @property
     def run(self) -> Optional[RunReport]:
@@ -130,7 +131,7 @@ def columns_of(frame: pd.DataFrame, names: Sequence[str], kept: Any = None) -> p
     """``names`` of ``frame`` as a frame of their own, of the rows ``kept`` (a mask) or every row, each column taken
     alone (selecting a list of columns copies each Arrow-backed one whole first); a column one value seen n times
     (numpy's stride 0) stays so."""
-    index = frame.index if kept is None else frame.index[kept]
+    index = frame.index if kept is None else _kept_index(frame.index, kept)
     count = len(index)
     taken: dict[str, Any] = {}
     for name in names:
@@ -146,6 +147,14 @@ def columns_of(frame: pd.DataFrame, names: Sequence[str], kept: Any = None) -> p
             continue
         taken[name] = pd.Series(values if kept is None else values[kept], index=index, name=name, copy=False)
     return pd.DataFrame(taken, index=index, copy=False)
+
+
+def _kept_index(index: pd.Index, kept: Any) -> pd.Index:
+    """``index[kept]``: of an index of the positions 0 .. n - 1 (a case frame's), the kept positions themselves
+    (pandas' mask of a range index goes through a copy of the range's every value)."""
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 and index.name is None:
+        return pd.Index(np.flatnonzero(kept), dtype=np.int64)
+    return index[kept]
 
 
 @dataclass(frozen=True, eq=False)

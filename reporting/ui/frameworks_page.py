@@ -89,13 +89,11 @@ def _results(view: Any) -> Any:
     chosen = dashboard_catalog()
     if chosen is None or view.data.run is None:
         return view.frameworks
-    from reporting.analysis.metrics import FIGURE_COLUMNS
     from reporting.report.frameworks import framework_results, kept_figures
 
     catalog, problems = chosen
-    figures = kept_figures(
-        view.data.cases, view.run, view.columns(FIGURE_COLUMNS), view.errors, catalog, lambda: view.frame
-    )
+    # the kept rows' positions (a frame of no column, indexed by them); every column only where a count needs it
+    figures = kept_figures(view.data.cases, view.run, view.columns(()), view.errors, catalog, lambda: view.frame)
     return framework_results(view.run, figures, catalog, problems)
 
 
