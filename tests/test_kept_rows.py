@@ -271,3 +271,27 @@ def test_a_filters_figures_are_those_of_its_kept_rows_every_column(source, monke
             assert json.dumps(figures, sort_keys=True, default=str) == json.dumps(expected, sort_keys=True, default=str)
             if source == "judged" and kept.sum():
                 assert figures["judges"] and figures["judge_agreement"]
+
+
+def test_rows_at_positions_are_the_frames_own_taken_column_by_column():
+    """``rows_of`` takes each column alone (an Arrow-backed, chunked one chunk by chunk): the rows, their order,
+    index and dtypes are ``frame.iloc[positions][names]``'s, for positions in any order, repeated or none."""
+    import pyarrow as pa
+
+    from reporting.report.model import rows_of
+
+    ids = pa.chunked_array([pa.array([f"p{i}" for i in range(k, k + 7)]) for k in range(0, 35, 7)])
+    frame = pd.DataFrame(
+        {
+            "probe_id": pd.Series(pd.arrays.ArrowStringArray(ids)),
+            "risk_score": np.linspace(0, 1, 35),
+            "verdicts": [None if i % 3 else {"a": {"passed": True}} for i in range(35)],
+            "passed": [i % 2 == 0 for i in range(35)],
+        },
+        index=pd.RangeIndex(35),
+    )
+    for positions in ([34, 0, 7, 6, 13, 13], [], [20], list(range(35))[::-1]):
+        found = rows_of(frame, positions, ["probe_id", "passed", "risk_score", "verdicts"])
+        want = frame.iloc[positions][["probe_id", "passed", "risk_score", "verdicts"]]
+        pd.testing.assert_frame_equal(found, want, check_exact=True)
+        assert found["probe_id"].tolist() == [f"p{i}" for i in positions]

@@ -115,8 +115,7 @@ class KeptRows:
         if frame is None:
             assert whole is not None and self._kept is not None
             frame, positions = whole, np.flatnonzero(self._kept)[positions]
-        picked = frame.iloc[positions]
-        return picked if names is None else picked[list(names)]
+        return frame.iloc[positions] if names is None else rows_of(frame, positions, names)
 
     @property
     def mask(self) -> Any:
@@ -146,6 +145,26 @@ def columns_of(frame: pd.DataFrame, names: Sequence[str], kept: Any = None) -> p
             taken[name] = pd.Series(values, index=index, name=name, dtype=column.dtype, copy=False)
             continue
         taken[name] = pd.Series(values if kept is None else values[kept], index=index, name=name, copy=False)
+    return pd.DataFrame(taken, index=index, copy=False)
+
+
+def rows_of(frame: pd.DataFrame, positions: Any, names: Sequence[str]) -> pd.DataFrame:
+    """``frame.iloc[positions][names]``, each column taken alone: an Arrow-backed one chunk by chunk
+    (``arrow_take.take_rows``: pandas' take joins a column's chunks first, 30 ms a take of ten million probe ids),
+    the others by numpy's."""
+    from reporting.format.arrow_take import take_rows
+
+    positions = np.asarray(positions, dtype=np.int64)
+    index = frame.index[positions]
+    taken: dict[str, Any] = {}
+    for name in names:
+        column = frame[name]
+        values = column.array
+        if isinstance(values, pd.arrays.ArrowExtensionArray) and len(positions):
+            rows = type(values)(take_rows(values.__arrow_array__(), positions))
+            taken[name] = pd.Series(rows, index=index, name=name, dtype=column.dtype, copy=False)
+        else:
+            taken[name] = column.iloc[positions]
     return pd.DataFrame(taken, index=index, copy=False)
 
 
