@@ -79,3 +79,37 @@ def test_the_engines_counts_are_those_of_the_cases_under_every_filter():
         heat = report.metrics["by_strategy_category"]
         assert {(s, c): f["n"] for s, cats in heat.items() for c, f in cats.items()} == dict(pairs)
         assert list(heat) == sorted(heat) and all(list(cats) == sorted(cats) for cats in heat.values())
+
+
+def test_a_table_naming_no_strategy_gives_the_queries_own_empty_answer():
+    """A table none of whose cases names a strategy is told by its column's null count, no query run: the answer
+    is what the three queries give over it (empty), and a table naming one, even through a filter's mask keeping
+    none of its cases, runs them."""
+    import pyarrow as pa
+
+    from reporting.analysis.engine import STRATEGIES, STRATEGY_CATEGORIES, TURNS_TO_BREAK, Session
+
+    cases = [case(f"s{i}", "cat", "high", i % 2 == 0, 0.5) for i in range(6)]
+    document = {"schema_version": 3, "run": {"run_id": "s", "model": "m"}, "cases": cases}
+    data = make_run_data(load_run(json.dumps(document).encode(), "s.json"))
+    table = data.table
+    assert table["strategy"].null_count == table.num_rows
+    with Session(table) as engine:
+        assert not engine.strategies_named
+        asked = {
+            name: engine.rows(sql)
+            for name, sql in (
+                ("strategies", STRATEGIES),
+                ("strategy_categories", STRATEGY_CATEGORIES),
+                ("turns_to_break", TURNS_TO_BREAK),
+            )
+        }
+        assert engine.strategies() == asked == {"strategies": [], "strategy_categories": [], "turns_to_break": []}
+    named = table.set_column(table.column_names.index("strategy"), "strategy", pa.array(["goat"] + [None] * 5))
+    with Session(named) as engine:
+        assert engine.strategies_named and engine.strategies()["strategies"] == [
+            {"strategy": "goat", "n": 1, "failed": 0}
+        ]
+    kept = np.array([False] + [True] * 5)
+    with Session(named, kept) as engine:
+        assert engine.strategies_named and engine.strategies()["strategies"] == []

@@ -248,6 +248,8 @@ class Session:
         import pyarrow as pa
 
         self.probes_once = (table.schema.metadata or {}).get(PROBES_ONCE) == b"1"
+        # a table none of whose cases names a strategy: the strategies' queries (``strategy IS NOT NULL``) are empty
+        self.strategies_named = "strategy" in table.column_names and table["strategy"].null_count < table.num_rows
         table = table.drop_columns([name for name in ("pos", KEPT) if name in table.column_names])
         if kept is None:
             positions = np.arange(table.num_rows, dtype=np.int64)
@@ -295,7 +297,7 @@ class Session:
 
     def strategies(self, connection: Any = None) -> dict[str, list[dict[str, Any]]]:
         """The rows of ``STRATEGIES``, ``STRATEGY_CATEGORIES`` and ``TURNS_TO_BREAK`` (none without strategies)."""
-        if "strategy" not in self.columns:
+        if not self.strategies_named:  # (Arrow counts a column's nulls: no scan of the cases)
             return {"strategies": [], "strategy_categories": [], "turns_to_break": []}
         return {
             "strategies": self.rows(STRATEGIES, connection),
