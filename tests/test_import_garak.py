@@ -303,3 +303,27 @@ def test_a_hit_log_alone_is_read_as_its_hits_and_says_so(tmp_path, capsys):
     # The AVID export is no run at all.
     assert main(["validate", str(GARAK / "peers_repeat_small.avid.jsonl")]) == 2
     assert "a garak AVID export" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "peers_repeat_small.report.jsonl",
+        "peers_nones.report.jsonl",
+        "analyze_test.report.jsonl",
+        "report_report_test.report.jsonl",
+        "multiturn/fitd_multiturn.report.jsonl",
+        "multiturn/goat_multiturn.report.jsonl",
+    ],
+)
+def test_every_report_reads_the_same_told_from_its_bytes_or_parsed_in_full(tmp_path, name):
+    """Each real report (single-turn, multi-turn GOAT and FITD) read as garak wrote it, where judged lines are
+    parsed without their conversations, gives the run that parsing every line in full gives (the lines respaced):
+    the conversations a case keeps, the strategies and turns, every case alike."""
+    lines = [line for line in (GARAK / name).read_bytes().splitlines() if line.strip()]
+    respaced = [json.dumps(json.loads(line), separators=(",", ":")).encode() for line in lines]
+    (tmp_path / "respaced.jsonl").write_bytes(b"\n".join(respaced))
+    fast, slow = read_garak_file(str(GARAK / name)), read_garak_file(str(tmp_path / "respaced.jsonl"))
+    assert fast[0] is not None and fast[0]["cases"] == slow[0]["cases"] and fast[1] == slow[1]
+    if name.startswith("multiturn/goat"):
+        assert any(c.get("messages") for c in fast[0]["cases"])

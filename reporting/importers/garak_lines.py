@@ -111,6 +111,8 @@ def _strategy(entry: dict[str, Any], notes: dict[str, Any]) -> Optional[str]:
         if isinstance(turn, dict) and turn.get("role") == "assistant":
             found = _STRATEGY.search(_text(turn.get("content")) or "")
             techniques.append(found.group(1)[:200] if found else None)
+    if not techniques:
+        return None
     number = _turn_number(entry)
     if number is not None and 1 <= number <= len(techniques) and techniques[number - 1]:
         return techniques[number - 1]
@@ -146,7 +148,7 @@ def _judged_without_conversations(raw: bytes) -> Optional[dict[str, Any]]:
     entry, problems = strict_loads("", raw[:cut] + b"}")
     if problems or not isinstance(entry, dict) or entry.get("status") != 2:
         return None
-    if b'"role": "system"' in raw[cut:] or _multi_turn(_turns(entry.get("prompt"))):
+    if raw.find(b'"role": "system"', cut) >= 0 or _multi_turn(_turns(entry.get("prompt"))):
         return None  # a multi-turn conversation: the case keeps it, so the line is parsed in full
     last = raw.rfind(_INTENT)
     if last > cut:
@@ -198,8 +200,10 @@ def _attempt_problem(label: str, number: int, entry: dict[str, Any]) -> Optional
     return None
 
 
-def _slim(entry: dict[str, Any]) -> dict[str, Any]:
-    """An attempt without what the cases do not use (single-turn conversations, message metadata, ...)."""
+def _slim(entry: dict[str, Any], single_turn: bool = False) -> dict[str, Any]:
+    """An attempt without what the cases do not use (single-turn conversations, message metadata, ...).
+    ``single_turn``: the attempt is known to hold no multi-turn conversation (``_judged_without_conversations``:
+    its prompt is single-turn and its conversations were not read, so each is its prompt and an output)."""
     notes = _notes(entry)
     attack = next((notes[k] for k in ATTACK_KEYS if isinstance(notes.get(k), str) and notes[k]), None)
     previous = notes.get("previous_attempt_id")  # atkgen: each turn names the attempt before it
@@ -218,7 +222,7 @@ def _slim(entry: dict[str, Any]) -> dict[str, Any]:
         "previous": previous if isinstance(previous, str) else None,
         "adversarial": adversarial if isinstance(adversarial, bool) else None,
         "strategy": _strategy(entry, notes),
-        "conversations": _conversations(entry),
+        "conversations": None if single_turn else _conversations(entry),
     }
 
 
@@ -250,7 +254,7 @@ def _read(lines: Iterable[bytes], label: str, problems: list[Problem]) -> _Run:
                 problems.append(wrong)
                 continue
             key = _key(judged)
-            run.judged[key] = _slim(judged)
+            run.judged[key] = _slim(judged, single_turn=True)
             run.generated.pop(key, None)
             continue
         entry, errors = strict_line(label, raw, number)
