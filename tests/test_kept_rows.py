@@ -210,6 +210,7 @@ def test_a_large_runs_filter_reads_the_runs_table_through_its_mask(monkeypatch):
     for filters in FILTERS:
         copied = build_report(data, filters=filters, with_observability=False)
         monkeypatch.setattr(build_module, "MASKED_ABOVE", 10)
+        monkeypatch.setattr(build_module, "COPIED_BYTES", 0)
         assert build_module._kept_table(data, filters.mask(data.frame))[1] is not None  # the mask is read
         through = build_report(data, filters=filters, with_observability=False)
         monkeypatch.setattr(build_module, "MASKED_ABOVE", 2_000_000)
@@ -258,6 +259,7 @@ def test_a_filters_figures_are_those_of_its_kept_rows_every_column(source, monke
     assert data.judged is not None and (source != "judged" or set(data.judged) == {"rules", "model", "human"})
     for masked in (False, True):
         monkeypatch.setattr(build_module, "MASKED_ABOVE", 10 if masked else 2_000_000)
+        monkeypatch.setattr(build_module, "COPIED_BYTES", 0 if masked else 400 * 2**20)
         for filters in JUDGED_FILTERS:
             kept = filters.mask(data.frame)
             frame, errors = data.frame[kept], filters.apply_errors(data.errors)
@@ -295,3 +297,23 @@ def test_rows_at_positions_are_the_frames_own_taken_column_by_column():
         want = frame.iloc[positions][["probe_id", "passed", "risk_score", "verdicts"]]
         pd.testing.assert_frame_equal(found, want, check_exact=True)
         assert found["probe_id"].tolist() == [f"p{i}" for i in positions]
+
+
+def test_a_large_runs_filter_copies_its_kept_rows_when_their_table_is_small(monkeypatch):
+    """Above ``MASKED_ABOVE`` cases a filter's kept rows are copied into a table of their own when it takes at most
+    ``COPIED_BYTES`` (the run's bytes a row times the kept rows), else read through the mask: the same report."""
+    data = _data()
+    per_row = data.table.nbytes / data.table.num_rows
+    monkeypatch.setattr(build_module, "MASKED_ABOVE", 10)
+    for filters in FILTERS:
+        kept = filters.mask(data.frame)
+        count = int(kept.sum())
+        reports = []
+        for budget, masked in ((count * per_row + 1, False), (count * per_row - 1, True)):
+            monkeypatch.setattr(build_module, "COPIED_BYTES", budget)
+            table, through = build_module._kept_table(data, kept)
+            assert (through is not None) == masked and table.num_rows == (data.table.num_rows if masked else count)
+            reports.append(build_report(data, filters=filters, with_observability=False))
+        assert json.dumps(reports[0].metrics, sort_keys=True, default=str) == json.dumps(
+            reports[1].metrics, sort_keys=True, default=str
+        )
