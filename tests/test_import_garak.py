@@ -327,3 +327,27 @@ def test_every_report_reads_the_same_told_from_its_bytes_or_parsed_in_full(tmp_p
     assert fast[0] is not None and fast[0]["cases"] == slow[0]["cases"] and fast[1] == slow[1]
     if name.startswith("multiturn/goat"):
         assert any(c.get("messages") for c in fast[0]["cases"])
+
+
+def test_a_line_giving_its_conversations_twice_is_refused_as_the_full_parse_refuses_it(tmp_path):
+    """A judged line whose ``conversations`` key is written twice, the first spaced unlike garak (so the quick
+    reader's cut falls after it): the quick reader leaves it to the full parse, which names the key given twice,
+    as it does for the same line spaced any other way; no conversation of the hidden key becomes a case's."""
+    lines = (GARAK / "peers_repeat_small.report.jsonl").read_bytes().splitlines()
+    at = next(i for i, line in enumerate(lines) if b'"status": 2' in line and b', "conversations": [' in line)
+    hidden = (
+        b'"conversations":[{"turns":[{"role":"user","content":{"text":"a"}},{"role":"user","content":{"text":"b"}}]}], '
+    )
+    forged = lines[at].replace(b'"status": 2, ', b'"status": 2, ' + hidden, 1)
+    assert forged != lines[at] and forged.count(b"conversations") == 2
+    written = [*lines[:at], forged, *lines[at + 1 :]]
+    (tmp_path / "forged.jsonl").write_bytes(b"\n".join(written))
+    respaced = [
+        json.dumps(json.loads(line), separators=(",", ":")).encode() if i != at else line
+        for i, line in enumerate(written)
+    ]
+    (tmp_path / "respaced.jsonl").write_bytes(b"\n".join(respaced))
+    fast, slow = read_garak_file(str(tmp_path / "forged.jsonl")), read_garak_file(str(tmp_path / "respaced.jsonl"))
+    named = [str(p).replace("forged.jsonl", "respaced.jsonl") for p in fast[2]]
+    assert named == [str(p) for p in slow[2]] and fast[2]
+    assert any("twice" in str(p) or "duplicate" in str(p).lower() for p in fast[2]), [str(p) for p in fast[2]]

@@ -146,8 +146,8 @@ def _judged_without_conversations(raw: bytes) -> Optional[dict[str, Any]]:
     if cut < 0:
         return None
     entry, problems = strict_loads("", raw[:cut] + b"}")
-    if problems or not isinstance(entry, dict) or entry.get("status") != 2:
-        return None
+    if problems or not isinstance(entry, dict) or entry.get("status") != 2 or "conversations" in entry:
+        return None  # (a key written twice, one before the cut spaced otherwise: the full parse names it)
     if raw.find(b'"role": "system"', cut) >= 0 or _multi_turn(_turns(entry.get("prompt"))):
         return None  # a multi-turn conversation: the case keeps it, so the line is parsed in full
     last = raw.rfind(_INTENT)
