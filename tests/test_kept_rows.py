@@ -211,7 +211,8 @@ def test_a_large_runs_filter_reads_the_runs_table_through_its_mask(monkeypatch):
         copied = build_report(data, filters=filters, with_observability=False)
         monkeypatch.setattr(build_module, "MASKED_ABOVE", 10)
         monkeypatch.setattr(build_module, "COPIED_BYTES", 0)
-        assert build_module._kept_table(data, filters.mask(data.frame))[1] is not None  # the mask is read
+        kept = filters.mask(data.frame)
+        assert build_module._kept_table(data, kept, int(kept.sum()))[1] is not None  # the mask is read
         through = build_report(data, filters=filters, with_observability=False)
         monkeypatch.setattr(build_module, "MASKED_ABOVE", 2_000_000)
         assert json.dumps(through.metrics, sort_keys=True, default=str) == json.dumps(
@@ -311,7 +312,7 @@ def test_a_large_runs_filter_copies_its_kept_rows_when_their_table_is_small(monk
         reports = []
         for budget, masked in ((count * per_row + 1, False), (count * per_row - 1, True)):
             monkeypatch.setattr(build_module, "COPIED_BYTES", budget)
-            table, through = build_module._kept_table(data, kept)
+            table, through = build_module._kept_table(data, kept, count)
             assert (through is not None) == masked and table.num_rows == (data.table.num_rows if masked else count)
             reports.append(build_report(data, filters=filters, with_observability=False))
         assert json.dumps(reports[0].metrics, sort_keys=True, default=str) == json.dumps(

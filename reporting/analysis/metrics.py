@@ -63,8 +63,8 @@ FRAME_COLUMNS = (
 )
 # The fields of a worst case's record (``aggregate_metrics.worst_cases``, ``_worst_cases``).
 WORST_CASE_FIELDS = ("probe_id", "category", "severity", "risk_score", "weighted_risk", "passed")
-# The columns ``metrics_while`` reads of a frame beside the engine's table: the worst cases' fields and the verdicts
-# (judges). A filter copies these of its kept rows, not every column.
+# The columns ``metrics_while`` reads of a frame beside the engine's table when it is given neither the judges' rows
+# nor a way to the worst cases' rows: the worst cases' fields and the verdicts (a filter gives both, and copies none).
 FIGURE_COLUMNS = (*WORST_CASE_FIELDS, "verdicts")
 
 

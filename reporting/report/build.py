@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import cache
 from typing import Any, Optional, Union
-
-import numpy as np
 
 from reporting._gc import gc_paused
 from reporting._memory import give_back
@@ -44,18 +43,11 @@ def make_run_data(result: LoadResult) -> RunData:
     errors = error_frame(result.run)
     give_back()  # what making the frame freed, before the engine's table and queries (at 10M cases: 200 MB)
     table = case_table(frame, table_of(result.run))
-    held: dict[str, Any] = {}  # the judges' rows, found while the engine's queries run and kept for the filters
-
-    def judged() -> Any:
-        held["judged"] = judge_rows(frame)
-        return held["judged"]
-
+    judged = cache(lambda: judge_rows(frame))  # found while the engine's queries run, kept for the filters
     full = metrics_while(table, lambda: frame, len(errors), errors, judged=judged)[0]
     found = drift(result.run, frame, full)
     cases = run_cases(result.run, frame, errors)
-    return RunData(
-        result, frame, full, found, tuple(sorted(full["failure_modes"])), errors, table, cases, held["judged"]
-    )
+    return RunData(result, frame, full, found, tuple(sorted(full["failure_modes"])), errors, table, cases, judged())
 
 
 # above this many cases a filter's figures read the run's table through the filter's mask (``_kept_table``), unless
@@ -117,8 +109,8 @@ def build_report(
             kept = filters.mask(data.frame)
             errors = filters.apply_errors(data.errors)
             whole = data.frame
-            table, through = _kept_table(data, kept)
             rows = KeptRows(whole=whole, kept=kept)
+            table, through = _kept_table(data, kept, rows.count)
             # the judges' verdicts of the kept rows and their framework figures are counted while the engine's queries
             # run (the run's judges' rows kept, no column is copied: the worst cases' rows are read once known);
             # every column only when a page or an export reads the frame
@@ -162,8 +154,9 @@ def build_report(
         return report
 
 
-def _kept_table(data: RunData, kept: Any) -> tuple[Any, Any]:
-    """The engine's table of a filter's kept cases, and the mask it is read through: above ``MASKED_ABOVE`` cases,
+def _kept_table(data: RunData, kept: Any, count: int) -> tuple[Any, Any]:
+    """The engine's table of a filter's kept cases (``count`` of them), and the mask it is read through: above
+    ``MASKED_ABOVE`` cases,
     when a table of the kept rows would take more than ``COPIED_BYTES`` (the run's bytes a row times the kept rows),
     the run's own table through the mask (DuckDB's scan reads the kept rows: no copy of them, slower by a third),
     else a table of the kept rows (a hand-made frame's: made from them). At ten million cases the copy's bound is
@@ -171,7 +164,7 @@ def _kept_table(data: RunData, kept: Any) -> tuple[Any, Any]:
     if data.table is None:
         return case_table(data.frame[kept]), None
     table = data.table
-    if table.num_rows > MASKED_ABOVE and int(np.count_nonzero(kept)) * table.nbytes > COPIED_BYTES * table.num_rows:
+    if table.num_rows > MASKED_ABOVE and count * table.nbytes > COPIED_BYTES * table.num_rows:
         return table, kept
     return table.filter(kept), None
 
