@@ -39,6 +39,7 @@ from reporting.format.columnar_checks import (
     shared_texts,
     worth_sharing,
 )
+from reporting.format.columnar_heads import judged_heads, judges_schema, no_verdicts
 from reporting.format.columnar_v3 import case_keys, nested, parse_fields, read_schema
 from reporting.format.parquet import CASE_COLUMNS, LISTS
 from reporting.format.problems import Mapped, read_file_mapped
@@ -182,23 +183,26 @@ def _case_batches(
     explicit: dict[str, int] = {}  # per name of CHECKED: the cases whose null is written ``null``
     seen = 0
     shared: Optional[frozenset] = None  # the texts held as dictionaries
-    for chunk, lines, parsed in _parsed_chunks(chunks, schema):
-        if one_a_line and lines.count(b"\n") != len(chunk) - 1:
+    for chunk, lines, spread, parsed in _parsed_chunks(chunks, schema, version):
+        if one_a_line and spread:
             raise NotMine  # a case over two lines, which the per-record reader reads as two broken lines
-        table, every_key_known = parsed.result()
+        table, every_key_known, heads = parsed.result()
         # A chunk whose every key Arrow's schema names has no extras: each case's keys are decoded only where a
         # check needs them (``nested``), not all (a third of the reading of a million cases).
         # ("verdicts": null passes Arrow's parse as no verdicts: where the chunk names verdicts, its keys are read, and
         # msgspec refuses the null the per-record reader names)
         named = version >= 2 and b'"verdicts"' in lines
-        keys, done = (None if every_key_known and not named else case_keys(lines, chunk)), 0
+        if heads is None:
+            heads = None if every_key_known and not named else case_keys(lines, chunk, spread)
+        keys, done = heads, 0
         for batch in table.to_batches():
             end = done + batch.num_rows
-            cases = nested(label, version, batch, chunk[done:end], keys and keys[done:end], explicit, whole)
+            part = None if keys is None else keys.part(done, end)
+            cases = nested(label, version, batch, chunk[done:end], part, explicit, whole)
             shared = worth_sharing(cases) if shared is None else shared  # (decided on the run's first batch)
             batches.append(shared_texts(cases, shared))
             done = end
-        del lines, keys, parsed, table
+        del lines, keys, heads, part, parsed, table
         seen += len(chunk)
         if read_past is not None:
             read_past(seen)
@@ -222,10 +226,11 @@ def _chunks(blocks: Iterable[list]) -> Iterator[list]:
         yield held
 
 
-def _parsed_chunks(chunks: Iterable[list], schema) -> Iterator[tuple[list, bytes, Future]]:
-    """Each chunk of cases: the raw cases, their bytes one a line, and Arrow's parse of them (``_parse_known``)
-    in threads of their own. Arrow parses without Python's lock, so the next chunks are parsed while the caller
-    reads this one's keys (AHEAD + 1 chunks held at a time)."""
+def _parsed_chunks(chunks: Iterable[list], schema, version: int) -> Iterator[tuple[list, bytes, bool, Future]]:
+    """Each chunk of cases: the raw cases, their bytes one a line, whether a case spans lines (an indented
+    document: its bytes counted once, 7% of the reading of a million judged cases when counted in each use), and
+    Arrow's parse of them (``_parse_known``) in threads of their own. Arrow parses without Python's lock, so the
+    next chunks are parsed while the caller reads this one's keys (AHEAD + 1 chunks held at a time)."""
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
@@ -233,8 +238,10 @@ def _parsed_chunks(chunks: Iterable[list], schema) -> Iterator[tuple[list, bytes
         waiting: deque = deque()
         for chunk in chunks:
             lines = b"\n".join(chunk)
-            waiting.append((chunk, lines, pool.submit(_parse_known, lines, schema, len(chunk))))
-            del chunk, lines
+            spread = lines.count(b"\n") != len(chunk) - 1
+            parsed = pool.submit(_parse_known, lines, schema, len(chunk), version, spread)
+            waiting.append((chunk, lines, spread, parsed))
+            del chunk, lines, parsed
             if len(waiting) > AHEAD:
                 yield waiting.popleft()
         while waiting:
@@ -294,23 +301,32 @@ def _span(data: Union[bytes, memoryview], raw_cases: Any) -> tuple[int, int]:
     return start, end
 
 
-def _parse_known(lines: bytes, schema, count: int):
-    """(``_parse`` of the cases, whether every key of every case is a field of ``schema``): parsed refusing any
-    other key first, then, where one is there (or the parse failed), ignoring it."""
+def _parse_known(lines: bytes, schema, count: int, version: int, spread: bool):
+    """(``_parse`` of the cases, whether every key of every case is a field of ``schema``, the cases' heads where
+    read, ``columnar_heads``): parsed refusing any other key first; a chunk of judged cases, whose first parse stops
+    at its first judge, again with its judges in the schema; else ignoring any other key."""
     try:  # (a nested field's inner keys are not in the schema either: such a chunk's first parse stops at its first)
-        return _parse(lines, schema, count, unknown="error"), True
+        return _parse(lines, schema, spread, unknown="error"), True, None
     except NotMine:
-        return _parse(lines, schema, count), False
+        pass
+    judged = None if spread else judged_heads(lines, count, version)
+    if judged is not None:
+        heads, judges = judged
+        try:
+            table = _parse(lines, judges_schema(schema, judges), spread, unknown="error")
+            return no_verdicts(table), True, heads
+        except NotMine:
+            pass
+    return _parse(lines, schema, spread), False, None
 
 
-def _parse(lines: bytes, schema, count: int, unknown: str = "ignore"):
+def _parse(lines: bytes, schema, spans_lines: bool, unknown: str = "ignore"):
     """The cases of a document, one a line, by Arrow's parser. A key Arrow does not know is ignored here
     (``unknown="error"``: refused): ``columnar_v3.nested`` reads it (a free-form extra, or a nested field Arrow
     skips) from the raw bytes."""
     import pyarrow.json as pj
 
     # A case of an indented document spans lines: Arrow then finds where each object ends by parsing, slower.
-    spans_lines = lines.count(b"\n") != count - 1
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior=unknown, newlines_in_values=spans_lines)
     try:
         table = pj.read_json(

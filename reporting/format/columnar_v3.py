@@ -27,6 +27,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from reporting.format.columnar_checks import CHECKED, NotMine
+from reporting.format.columnar_heads import Heads, KeyDicts
 from reporting.format.columnar_turns import conversations
 from reporting.format.parquet import CASE_COLUMNS, _arrow_type
 from reporting.format.schema import MAX_INTEGER, Case
@@ -36,6 +37,7 @@ _V2 = ("error", "verdicts", "probe_group", "source_id")
 _V3 = ("messages", "judged_turn", "strategy", "plugin", "limit", "tags")
 NESTED = ("verdicts", "messages", "limit")  # read from the raw bytes, not by Arrow
 _DECODE = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+Keys = Union[KeyDicts, Heads]
 
 
 class _Verdict(msgspec.Struct, forbid_unknown_fields=True):
@@ -83,13 +85,13 @@ def case_names(version: int) -> frozenset:
     )
 
 
-def case_keys(lines: bytes, raws: list) -> list[dict[str, Raw]]:
+def case_keys(lines: bytes, raws: list, spread: bool) -> KeyDicts:
     """Each case's keys, each value as raw bytes (msgspec keeps the last of a key given twice: Arrow refuses a
-    field's, ``_extras`` any other). ``lines``: the cases one a line, unless an indented case spans lines."""
+    field's, ``_extras`` any other). ``lines``: the cases one a line, unless a case spans lines (``spread``)."""
     try:
-        if lines.count(b"\n") == len(raws) - 1:
-            return _KEYS.decode_lines(lines)
-        return msgspec.json.decode(b"[" + b",".join(raws) + b"]", type=list[dict[str, Raw]])
+        if not spread:
+            return KeyDicts(_KEYS.decode_lines(lines))
+        return KeyDicts(msgspec.json.decode(b"[" + b",".join(raws) + b"]", type=list[dict[str, Raw]]))
     except _DECODE:
         raise NotMine from None
 
@@ -106,7 +108,7 @@ def _keys_of(raw: Raw) -> dict[str, Raw]:
         raise NotMine from None
 
 
-def nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int], whole=False):
+def nested(label: str, version: int, batch, raws: list, keys: Optional[Keys], explicit: dict[str, int], whole=False):
     """``_nested``; an Arrow error (a batch's texts beyond what one array holds, say) hands the run back. ``whole``:
     hand back a case the table would not keep whole (a limit, whose nulls it leaves out; an empty conversation in
     a chunk Arrow's parse read alone, which it holds as none; a judge's whole-number score, which it holds as a
@@ -119,12 +121,13 @@ def nested(label: str, version: int, batch, raws: list, keys: Optional[list], ex
         raise NotMine from None
 
 
-def _nested(label: str, version: int, batch, raws: list, keys: Optional[list], explicit: dict[str, int], whole):
-    """``batch`` (Arrow's parse of the cases ``raws``, whose keys are ``keys``) with verdicts, messages and limit
-    read from the raw bytes, and ``extra``: the JSON of a case's fields beyond the format's, null without any.
-    ``explicit`` counts, per name of ``CHECKED``, the cases whose null is written ``null`` (not left out).
-    ``keys`` None: Arrow's schema names every key of these cases and none is one of ``NESTED`` (no extras, nothing
-    nested), and a case's keys are decoded only where a null needs them."""
+def _nested(label: str, version: int, batch, raws: list, keys: Optional[Keys], explicit: dict[str, int], whole):
+    """``batch`` (Arrow's parse of the cases ``raws``, whose keys are ``keys``: every key, or the heads of judged
+    cases, ``columnar_heads``) with verdicts, messages and limit read from the raw bytes, and ``extra``: the JSON of
+    a case's fields beyond the format's, null without any. ``explicit`` counts, per name of ``CHECKED``, the cases
+    whose null is written ``null`` (not left out). ``keys`` None: Arrow's schema names every key of these cases and
+    none is one of ``NESTED`` (no extras, nothing nested), and a case's keys are decoded only where a null needs
+    them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -135,27 +138,31 @@ def _nested(label: str, version: int, batch, raws: list, keys: Optional[list], e
         column = batch.column(name)
         if column.null_count:  # a case where Arrow read null and the key is there: the key's value is null
             rows = pc.indices_nonzero(pc.is_null(column)).to_pylist()
-            cases = map(keys.__getitem__, rows) if keys is not None else (_keys_of(raws[i]) for i in rows)
-            explicit[name] = explicit.get(name, 0) + sum(map(operator.contains, cases, itertools.repeat(name)))
+            if keys is not None:
+                written = keys.written(rows, name)
+            else:
+                written = sum(map(operator.contains, (_keys_of(raws[i]) for i in rows), itertools.repeat(name)))
+            explicit[name] = explicit.get(name, 0) + written
     if whole and (
         (version >= 3 and batch.column("limit").null_count < n)
         or (version >= 3 and keys is None and batch.column("messages").null_count < n)  # an empty conversation
-        or (keys is not None and any("limit" in case for case in keys))
+        or (keys is not None and keys.any_has("limit"))
     ):
         raise NotMine  # (an empty list of messages is no key Arrow's first parse refuses: its column says)
     known = case_names(version)
     extras: list[Optional[str]] = [None] * n
-    for i in [i for i, case in enumerate(keys) if not known.issuperset(case)] if keys is not None else ():
+    for i in keys.beyond(known) if keys is not None else ():
         extras[i] = _extras(label, version, raws[i])
     found: dict[str, tuple[list[int], list]] = {}
     for name in NESTED:
         if keys is None:
             found[name] = ([], [])
         elif name in known:
-            rows = [i for i, case in enumerate(keys) if name in case]
+            rows, values = keys.values(name)
             if name != "verdicts":  # null: no conversation, no limit (a null verdicts is refused by msgspec)
-                rows = [i for i in rows if not _is_null(keys[i][name])]
-            found[name] = (rows, [keys[i][name] for i in rows])
+                kept = [k for k, value in enumerate(values) if not _is_null(value)]
+                rows, values = [rows[k] for k in kept], [values[k] for k in kept]
+            found[name] = (rows, values)
     del keys
     columns = {"extra": pa.array(extras, pa.string())}
     if version >= 2:
