@@ -266,3 +266,19 @@ def test_import_streams_an_inspect_log_from_its_file(tmp_path, monkeypatch, caps
     monkeypatch.undo()
     imported = reporting.read_run(out)
     assert [c.model_dump() for c in imported.cases] == [c.model_dump() for c in direct.cases]
+
+
+def test_an_output_file_that_exists_is_refused_before_any_file_is_read(tmp_path, capsys, monkeypatch):
+    """`-o OUT.json` naming a file there already: exit 2 at once (a million garak cases took half a minute to read
+    before the refusal), the file as it was, the input never opened."""
+    out = tmp_path / "run.json"
+    out.write_bytes(b"mine")
+    opened = []
+    monkeypatch.setattr("reporting.importers.garak.stream_garak_file", lambda *a, **k: opened.append(a))
+    assert main(["import", str(GARAK), "-o", str(out)]) == 2
+    assert f"{out}: exists already; RunLens never overwrites a file" in capsys.readouterr().err
+    assert out.read_bytes() == b"mine" and opened == []
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "nowhere.json")  # a dangling link is a name taken too
+    assert main(["import", str(GARAK), "-o", str(link)]) == 2
+    assert "exists already" in capsys.readouterr().err and not (tmp_path / "nowhere.json").exists()

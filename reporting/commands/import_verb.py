@@ -84,6 +84,10 @@ def cmd_import(args: argparse.Namespace) -> int:
             args.source = legacy
     for path in files:
         _refuse_overwriting_input(args.output, path)
+    if args.output.lower().endswith(".json") and os.path.lexists(args.output) and not os.path.isdir(args.output):
+        # said before the files are read (a million garak cases: half a minute); the link that puts the file in
+        # place refuses an existing name all the same
+        raise BadInput(f"{args.output}: exists already; RunLens never overwrites a file")
     runs, warnings, problems = [], [], []
     behaviors = _behaviors(args.behaviors) if args.behaviors else None
     for path in files:
