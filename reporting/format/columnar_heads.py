@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+import threading
 from typing import Any, Optional, Union
 
 import msgspec
@@ -87,10 +88,19 @@ class Heads:
 
 
 @functools.cache
-def _heads_decoder(version: int) -> msgspec.json.Decoder:
+def _heads_type(version: int) -> Any:
     nested = ("verdicts",) + (("messages", "limit") if version >= 3 else ())
-    fields = [(name, Union[Raw, UnsetType], UNSET) for name in (*nested, *CHECKED)]
-    return msgspec.json.Decoder(msgspec.defstruct(f"Heads{version}", fields))
+    return msgspec.defstruct(f"Heads{version}", [(name, Union[Raw, UnsetType], UNSET) for name in (*nested, *CHECKED)])
+
+
+_PER_THREAD = threading.local()  # a decoder a parsing thread (as ``quick_json`` keeps its own)
+
+
+def _heads_decoder(version: int) -> msgspec.json.Decoder:
+    made = _PER_THREAD.__dict__.setdefault("decoders", {})
+    if version not in made:
+        made[version] = msgspec.json.Decoder(_heads_type(version))
+    return made[version]
 
 
 def judged_heads(lines: bytes, count: int, version: int) -> Optional[tuple[Heads, list[str]]]:
