@@ -351,3 +351,33 @@ def test_a_line_giving_its_conversations_twice_is_refused_as_the_full_parse_refu
     named = [str(p).replace("forged.jsonl", "respaced.jsonl") for p in fast[2]]
     assert named == [str(p) for p in slow[2]] and fast[2]
     assert any("twice" in str(p) or "duplicate" in str(p).lower() for p in fast[2]), [str(p) for p in fast[2]]
+
+
+@pytest.mark.parametrize(
+    "old, new, word",
+    [
+        (b'"role": "assistant"', b'"role": NaN', "NaN"),  # not JSON
+        (b'"role": "assistant"', b'"role": "\\ud800"', "surrogate"),  # a lone surrogate
+        (b'"role": "assistant"', b'"role": "\xff"', "UTF-8"),  # bytes that are no UTF-8
+        (b'"role": "assistant"', b'"role": [1, 2}', ""),  # brackets that do not close
+    ],
+)
+def test_conversations_the_quick_reader_skips_must_be_json(tmp_path, monkeypatch, old, new, word):
+    """A judged line is read without parsing its conversations (they repeat its prompt and outputs), but they must
+    still be JSON: a line whose conversations are not is refused, with the problem the full parse names (before,
+    the quick reader took the line as if they were)."""
+    from reporting.importers import garak_lines
+
+    lines = (GARAK / "peers_repeat_small.report.jsonl").read_bytes().splitlines()
+    at = next(i for i, line in enumerate(lines) if b'"status": 2' in line and b', "conversations": [' in line)
+    cut = lines[at].index(b', "conversations": [')
+    assert old in lines[at][cut:]
+    forged = lines[at][:cut] + lines[at][cut:].replace(old, new, 1)
+    written = [*lines[:at], forged, *lines[at + 1 :]]
+    (tmp_path / "forged.jsonl").write_bytes(b"\n".join(written))
+    fast = read_garak_file(str(tmp_path / "forged.jsonl"))
+    monkeypatch.setattr(garak_lines, "_judged_without_conversations", lambda raw: None)  # every line parsed in full
+    slow = read_garak_file(str(tmp_path / "forged.jsonl"))
+    assert fast[2], "a line whose conversations are not JSON was read"
+    assert [str(p) for p in fast[2]] == [str(p) for p in slow[2]]
+    assert word in " ".join(str(p) for p in fast[2]) and f"line {at + 1}" in str(fast[2][0])

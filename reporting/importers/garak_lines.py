@@ -139,7 +139,8 @@ def _judged_without_conversations(raw: bytes) -> Optional[dict[str, Any]]:
 
     A raw ``"`` is never inside a JSON string, so ``, "conversations": [`` is structure; the head before it
     parses as an object only when the key is the attempt's own (a nested one leaves a brace open), and the
-    ``intent`` after it, garak's last key, only when nothing follows it but the attempt's closing brace."""
+    ``intent`` after it, garak's last key, only when nothing follows it but the attempt's closing brace. What lies
+    between (the conversations, not read) must be JSON by its syntax."""
     if not raw.startswith(_ATTEMPT):
         return None
     cut = raw.find(_CONVERSATIONS)
@@ -151,12 +152,33 @@ def _judged_without_conversations(raw: bytes) -> Optional[dict[str, Any]]:
     if raw.find(b'"role": "system"', cut) >= 0 or _multi_turn(_turns(entry.get("prompt"))):
         return None  # a multi-turn conversation: the case keeps it, so the line is parsed in full
     last = raw.rfind(_INTENT)
+    if not _well_formed(raw):
+        return None  # the conversations (never read here) not JSON: the full parse names what is wrong
     if last > cut:
         tail, problems = strict_loads("", b"{" + raw[last + 2 :])
         if problems or not isinstance(tail, dict) or list(tail) != ["intent"]:
             return None
         entry["intent"] = tail["intent"]
     return entry
+
+
+_SKIM: list[Any] = []  # msgspec's decoder of a value kept raw, made at the first use
+
+
+def _well_formed(data: bytes) -> bool:
+    """Whether ``data`` is one JSON value in UTF-8 by its syntax (msgspec skims the line making no value, 2 us; a key
+    given twice or a number beyond a float's range, which the full parse refuses, is not looked for in the part
+    never read)."""
+    import msgspec
+
+    if not _SKIM:
+        _SKIM.append(msgspec.json.Decoder(msgspec.Raw))
+    try:
+        data.decode("utf-8")
+        _SKIM[0].decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, ValueError):
+        return False
+    return True
 
 
 class _Run:
