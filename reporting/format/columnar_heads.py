@@ -57,19 +57,27 @@ class KeyDicts:
         rows = [i for i, case in enumerate(self.keys) if name in case]
         return rows, [self.keys[i][name] for i in rows]
 
+    def distinct(self) -> None:
+        """The distinct texts of verdicts, when found already (by ``judged_heads``): here, never."""
+        return None
+
 
 class Heads:
     """A chunk's cases decoded for the keys ``nested`` reads alone (``judged_heads``), once Arrow's strict parse
     found no other key than the format's: no case holds a key beyond them."""
 
-    def __init__(self, heads: list) -> None:
+    def __init__(self, heads: list, verdicts: Optional[tuple[Any, list[bytes]]] = None) -> None:
         self.heads = heads
+        self.verdicts = verdicts  # each judged case's distinct text of verdicts, and those texts (``distinct``)
 
     def __len__(self) -> int:
         return len(self.heads)
 
     def part(self, start: int, end: int) -> Heads:
-        return Heads(self.heads[start:end])
+        return self if (start, end) == (0, len(self.heads)) else Heads(self.heads[start:end])
+
+    def distinct(self) -> Optional[tuple[Any, list[bytes]]]:
+        return self.verdicts
 
     def written(self, rows: list[int], name: str) -> int:
         value = operator.attrgetter(name)
@@ -114,7 +122,13 @@ def judged_heads(lines: bytes, count: int, version: int) -> Optional[tuple[Heads
         return None
     if len(heads) != count or (version >= 3 and any(h.messages is not UNSET or h.limit is not UNSET for h in heads)):
         return None
-    texts = {bytes(h.verdicts) for h in heads if h.verdicts is not UNSET}
+    import numpy as np
+
+    found: dict[bytes, int] = {}
+    judged = [bytes(h.verdicts) for h in heads if h.verdicts is not UNSET]
+    which = np.fromiter((found.setdefault(text, len(found)) for text in judged), np.int64, len(judged))
+    texts = list(found)
+    del found, judged
     if not texts:
         return None
     try:
@@ -122,7 +136,7 @@ def judged_heads(lines: bytes, count: int, version: int) -> Optional[tuple[Heads
     except _DECODE:
         return None  # verdicts that are no object: the reader as before names them
     judges = list(dict.fromkeys(judge for verdicts in maps for judge in verdicts))
-    return (Heads(heads), judges) if len(judges) <= MAX_JUDGES else None
+    return (Heads(heads, (which, texts)), judges) if len(judges) <= MAX_JUDGES else None
 
 
 def judges_schema(schema: Any, judges: list[str]) -> Any:

@@ -163,10 +163,11 @@ def _nested(label: str, version: int, batch, raws: list, keys: Optional[Keys], e
                 kept = [k for k, value in enumerate(values) if not _is_null(value)]
                 rows, values = [rows[k] for k in kept], [values[k] for k in kept]
             found[name] = (rows, values)
+    distinct = keys.distinct() if keys is not None else None  # (the verdicts' distinct texts, when found already)
     del keys
     columns = {"extra": pa.array(extras, pa.string())}
     if version >= 2:
-        columns["verdicts"] = _verdicts(n, *found["verdicts"], whole)
+        columns["verdicts"] = _verdicts(n, *found["verdicts"], whole, distinct)
     if version >= 3:
         roles, texts = conversations(label, n, *found["messages"])
         _check_turns(batch.column("judged_turn"), roles)
@@ -200,19 +201,19 @@ def _is_null(raw: Any) -> bool:
     return raw is not UNSET and len(raw) == 4 and bytes(raw) == b"null"
 
 
-def _verdicts(n: int, rows: list[int], raws: list, whole: bool = False):
-    """The verdicts column: each case's judges in the order written, as ``case_table`` writes them. Each distinct
-    text of verdicts is decoded and checked once (a detector's verdicts repeat over a run's attempts) and the
-    rows take their lists from the distinct ones."""
+def _verdicts(n: int, rows: list[int], raws: list, whole: bool = False, distinct: Optional[tuple] = None):
+    """The verdicts column: each case's judges in the order written, as ``case_table`` writes them; each distinct
+    text of verdicts (``distinct``: found already) decoded and checked once, the rows' lists taken from them."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     kind = _arrow_type(CASE_COLUMNS["verdicts"])
-    distinct: dict[bytes, int] = {}
-    which = np.fromiter((distinct.setdefault(bytes(raw), len(distinct)) for raw in raws), np.int64, len(raws))
-    unique = list(distinct)
-    del distinct
+    if distinct is None:
+        seen: dict[bytes, int] = {}
+        which = np.fromiter((seen.setdefault(bytes(raw), len(seen)) for raw in raws), np.int64, len(raws))
+        distinct = which, list(seen)
+    which, unique = distinct
     counts = np.zeros(len(unique) + 1, dtype=np.int64)  # the last: the empty list of a case without verdicts
     judges: list[str] = []
     fields: list[list[Any]] = [[], [], []]  # passed, score, explanation
