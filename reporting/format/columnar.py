@@ -186,15 +186,15 @@ def _case_batches(
     for chunk, lines, spread, parsed in _parsed_chunks(chunks, schema, version):
         if one_a_line and spread:
             raise NotMine  # a case over two lines, which the per-record reader reads as two broken lines
-        table, every_key_known, heads = parsed.result()
+        table, every_key_known, keys = parsed.result()  # (keys: the heads of judged cases, where read)
         # A chunk whose every key Arrow's schema names has no extras: each case's keys are decoded only where a
         # check needs them (``nested``), not all (a third of the reading of a million cases).
         # ("verdicts": null passes Arrow's parse as no verdicts: where the chunk names verdicts, its keys are read, and
         # msgspec refuses the null the per-record reader names)
         named = version >= 2 and b'"verdicts"' in lines
-        if heads is None:
-            heads = None if every_key_known and not named else case_keys(lines, chunk, spread)
-        keys, done = heads, 0
+        if keys is None and not (every_key_known and not named):
+            keys = case_keys(lines, chunk, spread)
+        done = 0
         for batch in table.to_batches():
             end = done + batch.num_rows
             part = None if keys is None else keys.part(done, end)
@@ -202,7 +202,7 @@ def _case_batches(
             shared = worth_sharing(cases) if shared is None else shared  # (decided on the run's first batch)
             batches.append(shared_texts(cases, shared))
             done = end
-        del lines, keys, heads, part, parsed, table
+        del lines, keys, part, parsed, table
         seen += len(chunk)
         if read_past is not None:
             read_past(seen)

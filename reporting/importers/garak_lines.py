@@ -151,9 +151,9 @@ def _judged_without_conversations(raw: bytes) -> Optional[dict[str, Any]]:
         return None  # (a key written twice, one before the cut spaced otherwise: the full parse names it)
     if raw.find(b'"role": "system"', cut) >= 0 or _multi_turn(_turns(entry.get("prompt"))):
         return None  # a multi-turn conversation: the case keeps it, so the line is parsed in full
-    last = raw.rfind(_INTENT)
     if not _well_formed(raw):
         return None  # the conversations (never read here) not JSON: the full parse names what is wrong
+    last = raw.rfind(_INTENT)
     if last > cut:
         tail, problems = strict_loads("", b"{" + raw[last + 2 :])
         if problems or not isinstance(tail, dict) or list(tail) != ["intent"]:

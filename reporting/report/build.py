@@ -156,11 +156,10 @@ def build_report(
 
 def _kept_table(data: RunData, kept: Any, count: int) -> tuple[Any, Any]:
     """The engine's table of a filter's kept cases (``count`` of them), and the mask it is read through: above
-    ``MASKED_ABOVE`` cases,
-    when a table of the kept rows would take more than ``COPIED_BYTES`` (the run's bytes a row times the kept rows),
-    the run's own table through the mask (DuckDB's scan reads the kept rows: no copy of them, slower by a third),
-    else a table of the kept rows (a hand-made frame's: made from them). At ten million cases the copy's bound is
-    what the open's peak leaves above the resident set once the run is open."""
+    ``MASKED_ABOVE`` cases, when a table of the kept rows would take more than ``COPIED_BYTES`` (the run's bytes a
+    row times the kept rows), the run's own table through the mask (DuckDB's scan reads the kept rows: no copy of
+    them, slower by a third), else a table of the kept rows (a hand-made frame's: made from them). At ten million
+    cases the copy's bound is what the open's peak leaves above the resident set once the run is open."""
     if data.table is None:
         return case_table(data.frame[kept]), None
     table = data.table
