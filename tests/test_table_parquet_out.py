@@ -19,6 +19,7 @@ from reporting.format import table_run
 from reporting.format.parquet import TOOL_FIGURES_KEY, case_table
 from reporting.format.reading import load_document
 from reporting.format.table_run import TableCases, run_case_table, table_of, updated_cases
+from reporting.report import serialise
 
 
 def per_record(path: Path):
@@ -90,7 +91,7 @@ def test_updated_rows_and_dropped_tool_figures(imported):  # noqa: F811
 
 def test_recompute_format_parquet_makes_no_case(tmp_path, monkeypatch):
     """The command line: the Parquet file written of a run read by columns is the case table of the run read case by
-    case, and no ``Case`` was made for it."""
+    case, and no ``Case`` was made for it, nor a record of each case for the figures' file."""
     path = _reviewed(tmp_path, 3)
     made = []
     rows = TableCases._cases
@@ -101,6 +102,8 @@ def test_recompute_format_parquet_makes_no_case(tmp_path, monkeypatch):
 
     monkeypatch.setattr(TableCases, "_cases", counted)
     monkeypatch.setattr(table_run, "case_table", lambda *a, **k: pytest.fail("made a case per case"))
+    # nor a record of every case for the figures' document, which holds none (cases_file names the table)
+    monkeypatch.setattr(serialise, "case_records", lambda *a, **k: pytest.fail("made a record per case"))
     out = tmp_path / "out.json"
     assert main(["recompute", str(path), "--as", "reviewed", "--format", "parquet", "-o", str(out)]) == 0
     written = pq.read_table(out.with_suffix(".parquet"))

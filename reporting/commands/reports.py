@@ -120,7 +120,8 @@ def cmd_recompute(args: argparse.Namespace) -> int:
     # A large run is written with each case on its line and the rest compact: the same JSON, minutes sooner; its
     # case records are made one at a time as they are written, never all held at once.
     large = report.shown > COMPACT_ABOVE
-    document = report_document(report, stream_cases=large and args.format != "parquet")
+    # (as Parquet the cases go to the table, not the document: streamed, their records are never made)
+    document = report_document(report, stream_cases=large or args.format == "parquet")
     if args.format == "parquet":
         if not args.output:
             raise BadInput("--format parquet: name the figures' file with -o OUT.json (the cases go beside it)")
