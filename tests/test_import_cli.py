@@ -83,10 +83,10 @@ def test_one_run_to_a_json_name_and_many_runs_need_a_folder(tmp_path, capsys):
         "promptfoo.echo-baseline.json",
     ]
     capsys.readouterr()
-    # a run suffix other than .json is a file name import does not write, not a folder named like a file
-    for name in ("p.jsonl", "p.parquet"):
+    # a run suffix other than .json or .parquet is a file name import does not write, not a folder named like a file
+    for name in ("p.jsonl", "p.ndjson"):
         assert main(["import", str(GARAK), "-o", str(tmp_path / name)]) == 2
-        assert "import writes RunLens JSON runs" in capsys.readouterr().err and not (tmp_path / name).exists()
+        assert "-o names OUT.json or OUT.parquet" in capsys.readouterr().err and not (tmp_path / name).exists()
 
 
 def test_model_picks_a_run_in_every_verb(tmp_path, capsys):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import tempfile
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Optional
+from typing import BinaryIO, Optional
 
 from reporting.format.writing import OutputError, current_umask
 
@@ -53,6 +53,14 @@ class StagedOutputs:
         self.pending: list[tuple[str, Path]] = []
 
     def write(self, target: Path, pieces: Iterable[str]) -> None:
+        def fill(handle: BinaryIO) -> None:
+            for piece in pieces:
+                handle.write(piece.encode("utf-8"))
+
+        self.write_with(target, fill)
+
+    def write_with(self, target: Path, fill: Callable[[BinaryIO], object]) -> None:
+        """``fill`` writes the output to the open temporary file."""
         folder = target.parent if str(target.parent) else Path(".")
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
@@ -62,8 +70,7 @@ class StagedOutputs:
         try:
             os.fchmod(fd, 0o666 & ~current_umask())
             with os.fdopen(fd, "wb") as handle:
-                for piece in pieces:
-                    handle.write(piece.encode("utf-8"))
+                fill(handle)
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:

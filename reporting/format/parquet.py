@@ -80,38 +80,43 @@ def case_table(run: RunReport, key: Optional[str] = None):
 
     columns: dict[str, list[Any]] = {name: [] for name in CASE_COLUMNS}
     for case in run.cases:
-        evaluated = case.passed is not None
-        weight = case.severity_weight if case.severity_weight is not None else DEFAULT_SEVERITY_WEIGHTS[case.severity]
-        risk = case.risk_score if evaluated else None
-        row = {
-            "run_key": key,
-            "probe_id": case.probe_id,
-            "probe_group": case.probe_group,
-            "category": case.category,
-            "severity": case.severity,
-            "passed": case.passed,
-            "risk_score": risk,
-            "severity_weight": float(weight) if evaluated else None,
-            "weighted_risk": float(weighted_risk(risk, weight)) if evaluated and risk is not None else None,
-            "error": case.error,
-            "task": case.task,
-            "probe_input": case.probe_input,
-            "response": case.response,
-            "explanation": case.explanation,
-            "source_id": case.source_id,
-            "safe_signal_hits": case.safe_signal_hits,
-            "unsafe_signal_hits": case.unsafe_signal_hits,
-            "boundary_or_refusal_signal": case.boundary_or_refusal_signal,
-            **{name: list(getattr(case, name)) for name in LISTS},
-            "verdicts": [
-                {"judge": judge, "passed": v.passed, "score": v.score, "explanation": v.explanation}
-                for judge, v in case.verdicts.items()
-            ],
-            "extra": _extra_json(case),
-        }
+        row = case_row(case, key)
         for name in CASE_COLUMNS:
             columns[name].append(row[name])
     return pa.table(columns, schema=case_schema()).replace_schema_metadata(table_metadata(run))
+
+
+def case_row(case: Any, key: Optional[str] = None) -> dict[str, Any]:
+    """A case's row of the case table: its effective weight and recomputed weighted risk when evaluated."""
+    evaluated = case.passed is not None
+    weight = case.severity_weight if case.severity_weight is not None else DEFAULT_SEVERITY_WEIGHTS[case.severity]
+    risk = case.risk_score if evaluated else None
+    return {
+        "run_key": key,
+        "probe_id": case.probe_id,
+        "probe_group": case.probe_group,
+        "category": case.category,
+        "severity": case.severity,
+        "passed": case.passed,
+        "risk_score": risk,
+        "severity_weight": float(weight) if evaluated else None,
+        "weighted_risk": float(weighted_risk(risk, weight)) if evaluated and risk is not None else None,
+        "error": case.error,
+        "task": case.task,
+        "probe_input": case.probe_input,
+        "response": case.response,
+        "explanation": case.explanation,
+        "source_id": case.source_id,
+        "safe_signal_hits": case.safe_signal_hits,
+        "unsafe_signal_hits": case.unsafe_signal_hits,
+        "boundary_or_refusal_signal": case.boundary_or_refusal_signal,
+        **{name: list(getattr(case, name)) for name in LISTS},
+        "verdicts": [
+            {"judge": judge, "passed": v.passed, "score": v.score, "explanation": v.explanation}
+            for judge, v in case.verdicts.items()
+        ],
+        "extra": _extra_json(case),
+    }
 
 
 def case_schema():
