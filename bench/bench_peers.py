@@ -245,7 +245,16 @@ def runlens(file: Path, work: Path, repeat: int, before: Path | None) -> dict[st
         old.unlink()
     found["recompute"] = timed([*py, "recompute", str(run), "-o", str(work / "recomputed.json")], repeat, refusable=1)
     found["export"] = timed([*py, "export", str(run), "-o", str(work / "report.html")], repeat, refusable=True)
+    # the columnar way end to end: the run imported as a Parquet case table, its figures and table recomputed as such
+    table_run = work / "run.parquet"
+    found[PARQUET] = timed([*py, "import", str(file), "-o", str(table_run)], repeat, fresh=table_run)
+    found[PARQUET]["count"] = written(found[PARQUET])
+    figures = [*py, "recompute", str(table_run), "--format", "parquet", "-o", str(work / "figures.json")]
+    found[PARQUET_RECOMPUTE] = timed(figures, repeat, refusable=True)
     return found
+
+
+PARQUET, PARQUET_RECOMPUTE = "import -o RUN.parquet", "recompute RUN.parquet --format parquet"
 
 
 def inspect_rows(n: int, python: str, repeat: int, before: Path | None, work: Path) -> tuple[dict, Path]:
@@ -269,6 +278,7 @@ def inspect_rows(n: int, python: str, repeat: int, before: Path | None, work: Pa
         "completed_samples": completed,
         **({"samples_df": int(found["samples_df"]["out"])} if n <= WHOLE_UP_TO else {}),
         "import": found["import"]["count"],
+        PARQUET: found[PARQUET]["count"],
     }
     if "import, streamed" in found:
         counts["import, streamed"] = int(found["import, streamed"]["out"].split()[0])
@@ -290,7 +300,7 @@ def garak_rows(n: int, python: str, repeat: int, before: Path | None, work: Path
                 record = json.loads(line)
                 total = record["passed"] + record["fails"] + record["nones"]
                 own[record["probe"]] = max(own.get(record["probe"], 0), total)
-    assert found["import"]["count"] == sum(own.values()), (found["import"]["count"], own)
+    assert found["import"]["count"] == found[PARQUET]["count"] == sum(own.values()), (found["import"]["count"], own)
     assert "eval line for" not in found["import"]["err"], found["import"]["err"][-2000:]
     return found, path
 
@@ -309,17 +319,19 @@ def ratios(tool: str, n: int, found: dict) -> list[str]:
     """The issue's targets, as measured: import + recompute against the peer's own reader, and their memory."""
     peer = "samples_df" if tool == "Inspect" else "report_digest"
     rows = []
-    for name in ("import (before)", "import", "import, streamed"):
-        if "out" not in found.get(name, {}) or "out" not in found["recompute"]:
+    for name in ("import (before)", "import", "import, streamed", PARQUET):
+        then = PARQUET_RECOMPUTE if name == PARQUET else "recompute"
+        if "out" not in found.get(name, {}) or "out" not in found[then]:
             continue
-        wall = found[name]["s"] + found["recompute"]["s"]
-        cpu = found[name]["cpu"] + found["recompute"]["cpu"]
-        memory = max(found[name]["mb"], found["recompute"]["mb"]) / 1024
+        wall = found[name]["s"] + found[then]["s"]
+        cpu = found[name]["cpu"] + found[then]["cpu"]
+        memory = max(found[name]["mb"], found[then]["mb"]) / 1024
+        name = f"{name} + {then}" if name == PARQUET else f"{name} + recompute"
         if peer not in found:  # (Inspect's whole readers not run at this size)
-            rows.append(f"| {tool} {n:,}: {name} + recompute | {cpu:.1f} s CPU, {wall:.1f} s wall | {memory:.2f} GB |")
+            rows.append(f"| {tool} {n:,}: {name} | {cpu:.1f} s CPU, {wall:.1f} s wall | {memory:.2f} GB |")
             continue
         rows.append(
-            f"| {tool} {n:,}: {name} + recompute vs {peer} | x{cpu / found[peer]['cpu']:.2f} CPU ({cpu:.1f} s / "
+            f"| {tool} {n:,}: {name} vs {peer} | x{cpu / found[peer]['cpu']:.2f} CPU ({cpu:.1f} s / "
             f"{found[peer]['cpu']:.1f} s), x{wall / found[peer]['s']:.2f} wall | {memory:.2f} GB |"
         )
     export, failed = found["export"], "" if "out" in found["export"] else " (failed)"
