@@ -117,3 +117,27 @@ def test_recompute_format_parquet_makes_no_case(tmp_path, monkeypatch):
     written_verdicts = {c.probe_id: c.passed for c in reread.cases}
     assert written_verdicts == {c["probe_id"]: c.get("passed") for c in plain["cases"] + plain.get("errors", [])}
     assert None in written_verdicts.values()  # (the unsure decisions: not evaluated as reviewed)
+
+
+def test_the_figures_file_beside_the_table_is_no_run(tmp_path, capsys):
+    """`recompute --format parquet` writes the figures with no cases (`cases_file` names the table): read as a run it
+    is refused, naming the table to read, rather than read as a run of no case drifting from every figure; the name
+    is shown as text, never opened."""
+    out = tmp_path / "out.json"
+    assert main(["recompute", str(SAMPLES[0]), "--format", "parquet", "-o", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert "cases" not in document and document["cases_file"] == "out.parquet"
+    large = tmp_path / "large.json"  # (a large run's figures are written with an empty list of cases)
+    large.write_text(json.dumps({**document, "cases": []}))
+    capsys.readouterr()
+    for path in (out, large):
+        verbs = (["validate", str(path)], ["recompute", str(path)], ["export", str(path), "-o", str(tmp_path / "r")])
+        for verb in verbs:
+            assert main(verb) == 2, verb
+            err = capsys.readouterr().err
+            assert "cases_file" in err and "read that table" in err and '"out.parquet"' in err, err
+    assert main(["recompute", str(out.with_suffix(".parquet")), "-o", str(tmp_path / "again.json")]) == 0
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps({**document, "cases_file": "../../etc/passwd\n<script>"}))
+    assert main(["validate", str(hostile)]) == 2
+    assert "\\n<script>" in capsys.readouterr().err  # one line, as text

@@ -315,6 +315,8 @@ def _parse_document(
             ],
             frozenset(),
         )
+    if not document.get("cases") and "cases_file" in document:  # (the name is the file's, never opened: as text)
+        return None, None, None, [Problem(label, "cases_file", FIGURES_ONLY, document["cases_file"])], frozenset()
     if "cases" not in document:
         hint = " (this looks like a single case; wrap it in an array)" if "probe_id" in document else ""
         return None, None, None, [Problem(label, "cases", "required field is missing" + hint)], frozenset()
@@ -323,6 +325,12 @@ def _parse_document(
         return None, None, None, [Problem(label, "cases", "must be an array of cases", raw_cases)], frozenset()
     header = {k: v for k, v in document.items() if k != "cases"}
     return header, raw_cases, None, problems, frozenset(bad)
+
+
+FIGURES_ONLY = (
+    "this file holds the figures `recompute --format parquet` wrote, not the cases: they are in the Parquet case table "
+    "written beside it, which this field names; read that table"
+)
 
 
 def _check_header(label: str, header: dict[str, Any], problems: list[Problem]) -> tuple[RunMeta, dict[str, Any]]:
