@@ -302,19 +302,8 @@ def _parse_document(
     if isinstance(document, list):
         return {}, document, None, problems, frozenset(bad)
     if not isinstance(document, dict):
-        return (
-            None,
-            None,
-            None,
-            [
-                Problem(
-                    label,
-                    "$",
-                    f"not a run report: expected an object with 'cases' or an array of cases, not {_kind(document)}",
-                )
-            ],
-            frozenset(),
-        )
+        what = f"not a run report: expected an object with 'cases' or an array of cases, not {_kind(document)}"
+        return None, None, None, [Problem(label, "$", what)], frozenset()
     if not document.get("cases") and "cases_file" in document:  # (the name is the file's, never opened: as text)
         return None, None, None, [Problem(label, "cases_file", FIGURES_ONLY, document["cases_file"])], frozenset()
     if "cases" not in document:
