@@ -347,5 +347,5 @@ def stream_garak_file(
     regular (``NotRegularFile``) or above the size cap (``FileTooLarge``) is refused before a byte is read, and
     opening a FIFO does not hang."""
     fd, _ = open_capped(path)
-    with os.fdopen(fd, "rb") as handle:
+    with os.fdopen(fd, "rb", buffering=1 << 20) as handle:  # (8 KB reads: a third of the lines' read time)
         return stream_garak(handle, path if label is None else label)
