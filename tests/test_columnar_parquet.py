@@ -69,18 +69,17 @@ def assert_alike(path: Path, monkeypatch, by_columns: bool = True) -> None:
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_a_sample_run_as_parquet_is_read_by_columns_alike(path, tmp_path, monkeypatch):
-    """The agent sample's conversations ride in ``extra`` without their nulls (a tool call's id): read case by case,
-    as the JSON columnar reader hands conversations back."""
+    """A conversation rides in ``extra`` as the JSON columnar reader writes it (the turns as the models dump them,
+    nulls too): read by columns as that reader reads it."""
     run = reporting.read_run(str(path))
-    conversation = any(case.messages for case in run.cases)
-    assert_alike(table_file(run, tmp_path / "run.parquet"), monkeypatch, by_columns=not conversation)
+    assert_alike(table_file(run, tmp_path / "run.parquet"), monkeypatch, by_columns=not any(c.limit for c in run.cases))
 
 
 @pytest.mark.parametrize("name", PEER_FILES)
 def test_an_imported_run_as_parquet_is_read_by_columns_alike(imported, name, tmp_path, monkeypatch):  # noqa: F811
     for i, path in enumerate(imported[name]):
         run = reporting.read_run(str(path))
-        whole = not any(case.messages or case.limit for case in run.cases)
+        whole = not any(case.limit for case in run.cases)  # (a limit rides in extra without its nulls)
         assert_alike(table_file(run, tmp_path / f"run{i}.parquet"), monkeypatch, by_columns=whole)
 
 
@@ -89,7 +88,7 @@ def test_a_hostile_run_as_parquet_is_read_alike(imported, tmp_path, name, monkey
     result = reporting.load_run(str(variation_file(imported, tmp_path, name)))
     if result.run is None or not result.run.cases:
         pytest.fail(f"{name}: no run to write ({result.problems[:1]})")
-    whole = not any(case.messages or case.limit for case in result.run.cases)
+    whole = not any(case.limit for case in result.run.cases)
     assert_alike(table_file(result.run, tmp_path / "run.parquet"), monkeypatch, by_columns=whole)
 
 
@@ -213,6 +212,35 @@ def test_a_good_verdict_and_extra_are_read_by_columns(tmp_path, monkeypatch):
     run = reporting.read_run(str(path))
     assert run.cases[0].strategy == "crescendo" and run.cases[0].model_extra == {"note": [1, {"x": "y"}]}
     assert run.cases[0].verdicts["k"].passed is None and run.cases[1].verdicts["j"].score == -3.0
+
+
+TURNS = (
+    '[{"role": "user", "content": "hi", "tool_calls": [], "tool_call_id": null}, '
+    '{"role": "assistant", "content": "yo", "tool_calls": [], "tool_call_id": null, "id": "t2"}]'
+)
+
+
+def test_a_conversation_as_the_reader_writes_it_is_read_by_columns(tmp_path, monkeypatch):
+    """A conversation in ``extra`` exactly as the columnar reader of JSON writes it (each turn's declared fields with
+    their defaults, nulls too, then its own) is read by columns; the same turns with a null left out, or in another
+    key order, go to the per-record reader (the "a conversation" damage above: no defaults at all)."""
+    given = '{"note": 1, "messages": ' + TURNS + ', "judged_turn": 1, "strategy": "crescendo"}'
+    path = _damaged(tmp_path, _extra(given))
+    assert isinstance(read_parquet_run(path.read_bytes(), str(path)), ColumnarRun)
+    assert_alike(path, monkeypatch)
+    case = reporting.read_run(str(path)).cases[0]
+    assert [m.role for m in case.messages] == ["user", "assistant"] and case.judged_turn == 1
+    assert case.messages[1].model_extra == {"id": "t2"} and case.model_extra == {"note": 1}
+    for other in (
+        given.replace(', "tool_call_id": null, "id"', ', "id"'),  # a null left out
+        '{"messages": ' + TURNS + ', "note": 1, "judged_turn": 1}',  # its own field after the format's
+        given.replace('"judged_turn": 1', '"judged_turn": 0'),  # a judged turn that is the user's
+    ):
+        path = _damaged(tmp_path, _extra(other))
+        assert not isinstance(read_parquet_run(path.read_bytes(), str(path)), ColumnarRun), other
+        fast, slow = reporting.load_run(str(path)), per_record(path, monkeypatch)
+        assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
+        assert fast.run is None or list(fast.run.cases) == list(slow.run.cases)
 
 
 def _pages(folder: Path, monkeypatch) -> dict:

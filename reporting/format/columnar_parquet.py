@@ -5,8 +5,9 @@ million dicts; ten million did not fit in 24 GB).
 
 Like the columnar reader of JSON, this path only says "this run, exactly" or "not me": where anything is wrong or cannot
 be vouched for (a table written before version 3, a verdict with no judge or given twice, a case's ``extra`` that the
-strict decoder or the schema refuses, a field of the format hidden in ``extra``, a conversation or a limit (``extra``
-holds a limit without its nulls, and so did it a conversation in tables written before 2026-11-28)),
+strict decoder or the schema refuses, a field of the format hidden in ``extra``, a limit (``extra`` holds it without
+its nulls), a conversation not written as the columnar reader of JSON writes it (so were those of tables written
+before 2026-11-28)),
 ``read_parquet_run`` returns None and the per-record reader (``reporting.format.parquet.read_parquet_document``) reads
 the table and names every problem as always. The cases a table-backed run makes on demand come from the same rows by the
 same ``case_records`` the per-record reader uses, so the two give the same run (tests/test_columnar_parquet.py)."""
@@ -155,8 +156,8 @@ def _checked_extra(table: Any, label: str) -> Any:
         value, problems = strict_loads(label, text, "extra")
         if problems or not isinstance(value, dict) or format_fields.intersection(value):
             raise NotMine
-        if "messages" in value or "limit" in value:
-            raise NotMine  # written without their nulls (a tool call's id): a case writes them back whole
+        if "limit" in value or ("messages" in value and _as_written(label, value) != text):
+            raise NotMine  # a limit is written without its nulls, and a conversation was before 2026-11-28
         try:
             case = Case.model_validate({**_BASE, **value})
         except ValueError:  # (pydantic's ValidationError)
@@ -168,3 +169,21 @@ def _checked_extra(table: Any, label: str) -> Any:
         if problems:
             raise NotMine
     return column
+
+
+def _as_written(label: str, value: dict[str, Any]) -> str:
+    """The ``extra`` text the columnar reader of JSON makes of a case with a conversation (``extra_column``): its own
+    fields, then its version 3 fields, the turns as the models dump them (``columnar_turns``: nulls too); a table
+    whose text is not this one exactly goes to the per-record reader."""
+    import json
+
+    from reporting.format.columnar_turns import conversations
+
+    written = {key: item for key, item in value.items() if key not in V3_FIELDS}
+    for name in V3_FIELDS:
+        item = value.get(name)
+        if item is not None and name == "messages":
+            item = json.loads(conversations(label, 1, [0], [json.dumps(item).encode()])[1][0])
+        if item is not None:
+            written[name] = item
+    return json.dumps(written)
