@@ -142,3 +142,16 @@ def safe_filename(text: Any, default: str = "run", limit: int = 80) -> str:
     """A download name from report text: letters, digits, '.', '_' and '-' only, no leading dot, never a path."""
     name = _NOT_NAME.sub("_", str(text)).strip("._-")[:limit]
     return name or default
+
+
+def file_name(path: Any) -> str:
+    """The last part of a path as text a run can hold: bytes of the name that are not UTF-8 (which Python carries
+    as lone surrogates) each become U+FFFD, as any UTF-8 reader shows them."""
+    import os
+
+    name = os.path.basename(os.fsdecode(path))
+    try:
+        raw = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file system gave (U+D800 spelt in the text)
+        raw = name.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")

@@ -10,7 +10,7 @@ import os
 from reporting.commands import EXIT_OK, BadInput, _err, _refuse_overwriting_input
 from reporting.commands.tools import _patterns
 from reporting.format.problems import InputError
-from reporting.format.writing import check_output_path, document_chunks, dumps, write_atomic
+from reporting.format.writing import OutputError, check_output_path, document_chunks, dumps
 from reporting.textsafe import one_line, shown
 
 LEGACY_SOURCES = ("jailbreakbench", "garak", "promptfoo", "inspect")  # `import SOURCE FILE -o OUT`, the first form
@@ -76,7 +76,7 @@ def add_import_parser(verbs) -> None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from reporting._gc import gc_paused
-    from reporting.commands.importing import StagedOutputs
+    from reporting.commands.importing import CaseScreen, StagedOutputs
     from reporting.importers import SHAPE_ERRORS, shape_problem
 
     """Other tools' files as RunLens files (schema version 2), one per run, into the folder ``-o`` names (a
@@ -123,8 +123,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         for (path, document, _), target in zip(runs, targets):
             counted = [0, 0]  # cases, errors: counted as they are written (a streamed garak run is never a list)
 
-            def count(cases, counted=counted):
+            def count(cases, counted=counted, screen=CaseScreen(path)):
                 for case in cases:
+                    screen.check(counted[0], case)  # (what every reader checks: never written to be refused)
                     counted[0] += 1
                     counted[1] += case.get("passed") is None
                     yield case
@@ -141,7 +142,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                     else:
                         staged.write(target, document_chunks({**document, "cases": count(document["cases"])}))
             except SHAPE_ERRORS as exc:  # a streamed case the reader could not make: nothing is written
-                if isinstance(exc, InputError):  # a case the format refuses (a Parquet table is checked as written)
+                if isinstance(exc, (InputError, OutputError)):  # a case the format refuses; an output not written
                     raise
                 raise BadInput(str(shape_problem(path, "a run", exc))) from None
             written.append((document, target, counted))
@@ -258,16 +259,34 @@ def _targets(output: str, runs: list, suffix: str = ".json") -> list:
 
 
 def _score_jailbreakbench(path: str, args: argparse.Namespace) -> int:
-    """The first form of import: a JailbreakBench artifact's responses scored by RunLens's rules."""
+    """The first form of import: a JailbreakBench artifact's responses scored by RunLens's rules, written as a
+    RunLens JSON run (never over an existing file)."""
+    from pathlib import Path
+
+    from reporting.commands.importing import StagedOutputs
+
     _refuse_overwriting_input(args.output, path)
+    if args.format == "parquet" or args.output.lower().endswith(".parquet"):
+        raise BadInput(
+            f"{args.output}: import jailbreakbench writes a scored RunLens JSON run (-o OUT.json); for a Parquet case "
+            "table, recompute OUT.json --format parquet -o FIGURES.json, or import the artifact without the word "
+            "jailbreakbench (its judge's verdicts kept)"
+        )
     check_output_path(args.output)
+    if os.path.lexists(args.output):
+        raise BadInput(f"{args.output}: exists already; RunLens never overwrites a file")
     from reporting.scoring.runs import import_jailbreakbench
 
     patterns = _patterns(args)
     report, skipped, problems = import_jailbreakbench(path, patterns)
     if problems:
         raise BadInput(*[str(p) for p in problems])
-    write_atomic(args.output, dumps(report) + "\n")
+    staged = StagedOutputs()
+    try:
+        staged.write(Path(args.output), [dumps(report), "\n"])
+        staged.commit()  # (the link that puts it in place refuses a name taken meanwhile)
+    finally:
+        staged.discard()
     counts = report["aggregate_metrics"]["counts"]
     _err(
         f"wrote {shown(args.output)}: {counts['probes_evaluated']} case(s) scored, {skipped} record(s) without "

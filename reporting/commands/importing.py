@@ -114,3 +114,45 @@ def _remove(path: Optional[str]) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+class CaseScreen:
+    """The reader's checks beyond one case's model, made on each case as ``import`` writes it, so that import never
+    writes a run that every verb then refuses: unique probe ids; evaluated (passed, with a risk score) or not
+    evaluated (passed null, with an error saying why), never both nor neither; a judged turn an assistant turn of
+    the case's conversation (``schema.state_problem``). A break raises ``InputError`` naming the tool's file."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.first: dict[str, int] = {}
+
+    def check(self, index: int, case: object) -> None:
+        from reporting.format.problems import InputError, Problem
+        from reporting.format.schema import state_problem
+
+        if type(case) is not dict:  # (the format's model says what is wrong with it as it is written)
+            return
+        get = case.get
+        broken = state_problem(
+            get("passed"), get("error"), get("risk_score"), get("judged_turn"), lambda: _roles(get("messages")), 3
+        )
+        if broken is not None:
+            field, message, value = broken
+            raise InputError(Problem(self.label, f"the run made of it: cases[{index}].{field}", message, value))
+        probe_id = get("probe_id")
+        if type(probe_id) is str:
+            earlier = self.first.setdefault(probe_id, index)
+            if earlier != index:
+                raise InputError(
+                    Problem(
+                        self.label,
+                        f"the run made of it: cases[{index}].probe_id",
+                        f"the file gives this item twice (first as cases[{earlier}]): two cases with one probe_id, "
+                        "which no reader takes; RunLens refuses rather than keep one",
+                        probe_id,
+                    )
+                )
+
+
+def _roles(messages: object) -> list[object]:
+    return [m.get("role") if type(m) is dict else None for m in messages] if type(messages) is list else []

@@ -110,6 +110,9 @@ COMPACT_ABOVE = 10_000  # cases above which recompute writes compact JSON (one c
 
 
 def cmd_recompute(args: argparse.Namespace) -> int:
+    from reporting.commands.beside import table_beside, write_beside
+
+    table_path = table_beside(args) if args.format == "parquet" else None
     if args.output:
         _refuse_overwriting_input(args.output, args.run)
         check_output_path(args.output)
@@ -121,21 +124,10 @@ def cmd_recompute(args: argparse.Namespace) -> int:
     # case records are made one at a time as they are written, never all held at once.
     large = report.shown > COMPACT_ABOVE
     # (as Parquet the cases go to the table, not the document: streamed, their records are never made)
-    document = report_document(report, stream_cases=large or args.format == "parquet")
-    if args.format == "parquet":
-        if not args.output:
-            raise BadInput("--format parquet: name the figures' file with -o OUT.json (the cases go beside it)")
-        from reporting.format.parquet import write_case_table
-        from reporting.format.table_run import run_case_table
-
-        table_path = os.path.splitext(args.output)[0] + ".parquet"
-        _refuse_overwriting_input(table_path, args.run)
-        document = {k: v for k, v in document.items() if k not in ("cases", "errors")}
-        document["cases_file"] = os.path.basename(table_path)
-        write_case_table(run_case_table(report.run), table_path)  # (as reviewed with --as reviewed, as the JSON)
-        _err(f"wrote {shown(table_path)}: the case table ({len(run.cases)} case(s), Parquet)")
-    if args.output:
-        _refuse_overwriting_input(args.output, args.run)
+    document = report_document(report, stream_cases=large or table_path is not None)
+    if table_path is not None:
+        write_beside(args.output, table_path, report, document, large)
+    elif args.output:
         write_atomic(args.output, document_chunks(document, compact_head=True) if large else dumps(document) + "\n")
         _err(f"wrote {shown(args.output)}: {report.shown} case(s), {len(report.drift)} drift finding(s)")
     else:

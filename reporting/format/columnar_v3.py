@@ -287,7 +287,7 @@ def _limits(label: str, n: int, rows: list[int], raws: list):
 
 
 def _check_turns(turns, roles: list) -> None:
-    """``judged_turn``, where given, is an assistant turn of the case's messages (``schema.conversation_problem``)."""
+    """``judged_turn``, where given, is an assistant turn of the case's messages (``schema.state_problem``)."""
     if turns.null_count == len(turns):
         return
     for turn, spoke in zip(turns.to_pylist(), roles):

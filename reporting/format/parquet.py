@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, BinaryIO, Optional, Union
 
 from reporting.format.problems import Problem
 from reporting.format.schema import RunReport
@@ -149,20 +149,27 @@ def _extra_json(case: Any) -> Optional[str]:
     return json.dumps(extra) if extra else None
 
 
-def write_case_table(table, path: Union[str, Path]) -> None:
-    """Through a temporary file in the same folder and a rename, with the user's umask."""
+def fill_case_table(table, handle: BinaryIO) -> None:
+    """The case table written to an open file, as every RunLens case table is (zstd)."""
     import pyarrow.parquet as pq
 
-    from reporting.format.writing import check_output_path, current_umask
+    pq.write_table(table, handle, compression="zstd")
+
+
+def write_case_table(table, path: Union[str, Path]) -> None:
+    """Through a temporary file in the same folder and a rename, with the user's umask."""
+    from reporting.format.writing import OutputError, check_output_path, current_umask
 
     target = check_output_path(path)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else "."
-    )
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write in {folder}: {exc.strerror or type(exc).__name__}") from None
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as handle:
-            pq.write_table(table, handle, compression="zstd")
+            fill_case_table(table, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)

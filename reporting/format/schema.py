@@ -18,6 +18,7 @@ unchanged: the one migration chain is ``reporting/format/migrate.py``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -246,40 +247,46 @@ class RunReport(BaseModel):
         return handler(cases if isinstance(cases, list) else list(cases))
 
 
-def conversation_problem(case: Case) -> Optional[tuple[str, str, Any]]:
-    """``judged_turn`` names an assistant turn of ``messages`` (version 3)."""
-    if case.judged_turn is None:
-        return None
-    messages = case.messages or []
-    if case.judged_turn >= len(messages):
-        return "judged_turn", f"must be the index of a turn of messages (it has {len(messages)})", case.judged_turn
-    if messages[case.judged_turn].role != "assistant":
-        return "judged_turn", "must be the index of an assistant turn", case.judged_turn
-    return None
-
-
-def evaluation_problem(case: Case, version: int) -> Optional[tuple[str, str, Any]]:
+def state_problem(
+    passed: Any, error: Any, risk: Any, judged_turn: Any, roles: Callable[[], list[Any]], version: int
+) -> Optional[tuple[str, str, Any]]:
     """A case is evaluated (passed true or false, with a risk score) or not evaluated (passed null, with an error
-    saying why; version 2); a judged turn is an assistant turn of its conversation (version 3)."""
-    if case.judged_turn is not None:
-        wrong = conversation_problem(case)
-        if wrong is not None:
-            return wrong
-    if case.passed is None:
+    saying why; version 2); a judged turn is an assistant turn of its conversation (version 3, ``roles`` the roles
+    of its messages in order). ``(field, message, value)`` of the first rule broken, else None. One definition for
+    the reader (over the model) and for import (over the case a tool's file gave, before it is written)."""
+    if judged_turn is not None:
+        turns = roles()
+        if not isinstance(judged_turn, int) or not 0 <= judged_turn < len(turns):
+            return "judged_turn", f"must be the index of a turn of messages (it has {len(turns)})", judged_turn
+        if turns[judged_turn] != "assistant":
+            return "judged_turn", "must be the index of an assistant turn", judged_turn
+    if passed is None:
         if version < 2:
             return (
                 "passed",
                 "must be true or false (a case not evaluated, passed null with an error, needs schema_version 2)",
                 None,
             )
-        if not case.error:
-            return "error", "required when passed is null: say why the case was not evaluated", case.error
+        if not error:
+            return "error", "required when passed is null: say why the case was not evaluated", error
         return None
-    if case.error is not None:
-        return "error", "only a case not evaluated (passed null) carries an error", case.error
-    if case.risk_score is None:
+    if error is not None:
+        return "error", "only a case not evaluated (passed null) carries an error", error
+    if risk is None:
         return "risk_score", "required for an evaluated case (passed true or false)", None
     return None
+
+
+def evaluation_problem(case: Case, version: int) -> Optional[tuple[str, str, Any]]:
+    """``state_problem`` of a case the format's model read."""
+    return state_problem(
+        case.passed,
+        case.error,
+        case.risk_score,
+        case.judged_turn,
+        lambda: [message.role for message in case.messages or []],
+        version,
+    )
 
 
 def json_schema() -> dict[str, Any]:

@@ -16,11 +16,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
 from reporting.format.strict_json import strict_loads
+from reporting.textsafe import file_name
 
 # The severity RunLens gives JailbreakBench's ten categories (the benchmark has none): harm to people and systems
 # first. The same table `import jailbreakbench` uses.
@@ -94,7 +94,7 @@ def looks_like_harmbench(value: Any) -> bool:
 
 
 def _source(tool: str, label: str, version: Optional[str] = None) -> dict[str, Any]:
-    return {"tool": tool, "tool_version": version, "format_version": None, "file": os.path.basename(label)}
+    return {"tool": tool, "tool_version": version, "format_version": None, "file": file_name(label)}
 
 
 def read_jailbreakbench(value: dict[str, Any], label: str) -> tuple[dict[str, Any], list[str], list[Problem]]:
@@ -138,7 +138,7 @@ def read_jailbreakbench(value: dict[str, Any], label: str) -> tuple[dict[str, An
         [f"JailbreakBench: {missing} behaviour(s) were not attempted (no prompt or response)."] if missing else []
     )
     run: dict[str, Any] = {
-        "run_id": f"jailbreakbench-{method}-{os.path.basename(label).split('.')[0]}",
+        "run_id": f"jailbreakbench-{method}-{file_name(label).split('.')[0]}",
         "model": str(model),
         "suite": f"JailbreakBench/{method}/{params.get('attack_type', 'unknown')}",
         "source": _source("jailbreakbench", label),
@@ -199,7 +199,7 @@ def read_harmbench(
         warnings.append(
             f"HarmBench: {len(unknown)} behaviour(s) not in the behaviours CSV kept as 'harmbench': {shown}."
         )
-    stem = os.path.basename(label).split(".")[0]
+    stem = file_name(label).split(".")[0]
     run: dict[str, Any] = {
         "run_id": f"harmbench-{stem}",
         "model": stem,

@@ -25,6 +25,7 @@ from reporting.importers import SHAPE_ERRORS, shape_problem, tags_of
 from reporting.importers.garak_attacks import Names, folded_turns
 from reporting.importers.garak_digest import digest_figures, digest_tags
 from reporting.importers.garak_lines import _never_judged, _read, _Run, first_object
+from reporting.textsafe import file_name
 
 DEFAULT_THRESHOLD = 0.5
 TIER_SEVERITY = {
@@ -194,7 +195,7 @@ def _meta(run: _Run, label: str, threshold: float, notes: list[str]) -> dict[str
     include = include if isinstance(include, list) else None
     suite = ",".join(map(str, include)) if include else setup.get("plugins.probe_spec") or "garak"
     meta: dict[str, Any] = {
-        "run_id": str(init.get("run") or setup.get("transient.run_id") or os.path.basename(label)),
+        "run_id": str(init.get("run") or setup.get("transient.run_id") or file_name(label)),
         "model": f"{target} {name}" if name else str(target),
         "suite": str(suite),
         "config": {"eval_threshold": threshold, "generations": setup.get("run.generations")},
@@ -202,7 +203,7 @@ def _meta(run: _Run, label: str, threshold: float, notes: list[str]) -> dict[str
             "tool": "garak",
             "tool_version": str(init.get("garak_version") or setup.get("_config.version") or "unknown"),
             "format_version": "report.jsonl",
-            "file": os.path.basename(label),
+            "file": file_name(label),
         },
     }
     started = init.get("start_time") or setup.get("transient.starttime_iso")

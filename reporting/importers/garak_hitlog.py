@@ -3,7 +3,6 @@ docs/importers.md says what it can and cannot tell."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any, Optional
 
@@ -12,6 +11,7 @@ from reporting.format.strict_json import strict_line
 from reporting.importers.garak import DEFAULT_SEVERITY
 from reporting.importers.garak_attacks import prefixes
 from reporting.importers.garak_lines import _conversations, _prompt_text, _text, first_object
+from reporting.textsafe import file_name
 
 HITLOG_KEYS = ("attempt_id", "detector", "probe", "score")
 HITLOG_NOTE = (
@@ -95,7 +95,7 @@ def read_hitlog(lines: Iterable[bytes], label: str) -> tuple[Optional[dict[str, 
     for case in cases.values():
         case["explanation"] = "; ".join(v["explanation"] for v in case["verdicts"].values())
     run = {
-        "run_id": str(run_id or os.path.basename(label)),
+        "run_id": str(run_id or file_name(label)),
         "model": str(model or "unknown"),
         "suite": "garak",
         "notes": HITLOG_NOTE,
@@ -103,7 +103,7 @@ def read_hitlog(lines: Iterable[bytes], label: str) -> tuple[Optional[dict[str, 
             "tool": "garak",
             "tool_version": None,
             "format_version": "hitlog.jsonl",
-            "file": os.path.basename(label),
+            "file": file_name(label),
         },
     }
     return {"schema_version": 3, "run": run, "cases": list(cases.values())}, [HITLOG_NOTE], problems

@@ -17,7 +17,6 @@ and, when a metadata key is named, its ``strategy``. A scorer named as the risk 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
@@ -32,6 +31,7 @@ from reporting.importers.inspect_samples import (
     _obj,
     _scalar,
 )
+from reporting.textsafe import file_name
 
 SEVERITIES = ("low", "medium", "high", "critical")
 LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -278,7 +278,7 @@ def _run(
     task = str(ev.get("task") or "inspect")
     config = _obj(ev.get("config"))
     run: dict[str, Any] = {
-        "run_id": str(ev.get("run_id") or ev.get("eval_id") or os.path.basename(label)),
+        "run_id": str(ev.get("run_id") or ev.get("eval_id") or file_name(label)),
         "model": str(ev.get("model") or "unknown"),
         "suite": str(_obj(ev.get("metadata")).get("suite") or task),
         "config": {
@@ -295,7 +295,7 @@ def _run(
             "tool": "inspect",
             "tool_version": str(_obj(ev.get("packages")).get("inspect_ai") or "unknown"),
             "format_version": log.get("version"),
-            "file": os.path.basename(label),
+            "file": file_name(label),
         },
     }
     if isinstance(ev.get("created"), str):

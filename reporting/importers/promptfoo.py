@@ -20,7 +20,6 @@ array of messages) is the conversation, the answer its last, judged, turn.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Optional
 
 from reporting.format.problems import Problem
@@ -29,6 +28,7 @@ from reporting.importers import tags_of
 from reporting.importers.conversations import MAX_TURNS, last_user_text
 from reporting.importers.plugin_families import PLUGIN_SEVERITY, plugin_family
 from reporting.importers.promptfoo_attacks import _conversation, _obj, _text
+from reporting.textsafe import file_name
 
 SEVERITIES = ("low", "medium", "high", "critical")
 REDACTED = "[REDACTED]"
@@ -267,7 +267,7 @@ def read_promptfoo(data: bytes, label: str) -> tuple[list[dict[str, Any]], list[
     body: dict[str, Any] = top["results"] if isinstance(top.get("results"), dict) else {}
     meta: dict[str, Any] = top["metadata"] if isinstance(top.get("metadata"), dict) else {}
     config: dict[str, Any] = top["config"] if isinstance(top.get("config"), dict) else {}
-    stem = os.path.basename(label).split(".")[0]
+    stem = file_name(label).split(".")[0]
     by_model: dict[str, list[dict[str, Any]]] = {}
     shared = _shared_assertions(results)
     for index, result in enumerate(results):
@@ -296,7 +296,7 @@ def read_promptfoo(data: bytes, label: str) -> tuple[list[dict[str, Any]], list[
                 "tool": "promptfoo",
                 "tool_version": str(meta.get("promptfooVersion") or "unknown"),
                 "format_version": body.get("version", "jsonl") if body else "jsonl",
-                "file": os.path.basename(label),
+                "file": file_name(label),
             },
         }
         if isinstance(body.get("timestamp"), str):

@@ -4,7 +4,9 @@ The companions themselves are ``reporting.format.folders``."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,12 +61,42 @@ def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tupl
         if kind is not None:
             skipped.append(Skipped(name, kind, companion=True))
             continue
+        beside = _figures_beside_table(path)
+        if beside is not None:
+            skipped.append(Skipped(name, beside, companion=True))
+            continue
         side = _garak_side_file(path)
         if side is not None:
             skipped.append(Skipped(name, side, companion=True))
             continue
         runs.append(path)
     return runs, skipped
+
+
+# The head of the figures `recompute --format parquet` writes: schema_version, then the name of the case table.
+_FIGURES_HEAD = re.compile(r'\{\s*"schema_version"\s*:\s*\d+\s*,\s*"cases_file"\s*:\s*("(?:[^"\\\n]|\\.){1,1024}")')
+
+
+def _figures_beside_table(path: Path) -> Optional[str]:
+    """The figures ``recompute --format parquet`` wrote, when the case table they name is beside them: not a run
+    (the table is, read beside it). Without its table the file is read, and refused naming the table it wants."""
+    if not path.name.lower().endswith(".json"):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096).decode("utf-8", "replace")
+        found = _FIGURES_HEAD.match(head.lstrip("\ufeff \t\r\n"))
+        table = json.loads(found.group(1)) if found else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(table, str) or not table or os.path.basename(table) != table or table in (".", ".."):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(path.with_name(table)).st_mode):
+            return None
+    except (OSError, ValueError):
+        return None
+    return f"the figures `recompute --format parquet` wrote; the run is their case table {table!r}, read beside them"
 
 
 def _garak_side_file(path: Path) -> Optional[str]:

@@ -1,0 +1,229 @@
+"""What the Parquet paths write, tried as an attacker and a hurried user would (the second audit of the Parquet
+paths): no output over an existing file or over the cases themselves, a folder that cannot be written said as such,
+a file name that is not UTF-8 kept as text, and no run written that every verb then refuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from test_columnar_v3 import FIXTURES
+
+import reporting
+from reporting.cli import main
+from reporting.commands.importing import CaseScreen, StagedOutputs
+from reporting.format.parquet import case_table, write_case_table
+from reporting.format.problems import InputError
+from reporting.format.writing import OutputError
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = str(ROOT / "sample_runs" / "acme-assistant-v1.json")
+GARAK = FIXTURES / "garak/peers_repeat_small.report.jsonl"
+INSPECT = FIXTURES / "inspect/2025-05-12T20-28-13-04-00_popularity.json"
+JBB = FIXTURES / "jailbreakbench/PAIR-black_box-gpt-3.5-turbo-1106.json"
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_recompute_parquet_never_writes_the_figures_over_their_table(tmp_path, capsys):
+    """-o OUT.parquet named the table and the figures alike: the figures went over the cases, exit 0."""
+    out = tmp_path / "out.parquet"
+    for name in ("out.parquet", "OUT.PARQUET"):
+        assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / name)]) == 2
+        assert "-o names the figures' JSON file" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / "out.json")]) == 0
+    table = reporting.load_run(str(out)).run
+    assert len(table.cases) == len(reporting.read_run(SAMPLE).cases) == 120
+
+
+@pytest.mark.parametrize("taken", ["run.json", "run.parquet"])
+def test_recompute_parquet_replaces_no_existing_file(tmp_path, capsys, taken):
+    """The table `import -o run.parquet` wrote, or a figures file, was replaced without a word."""
+    assert main(["import", str(GARAK), "-o", str(tmp_path / "run.parquet")]) == 0
+    if taken == "run.json":
+        (tmp_path / "run.json").write_text("mine")
+    before = _files(tmp_path)
+    capsys.readouterr()
+    assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / "run.json")]) == 2
+    err = capsys.readouterr().err
+    assert "exists already; RunLens never overwrites a file" in err and taken in err
+    assert _files(tmp_path) == before  # nothing replaced, nothing left behind
+
+
+def test_recompute_parquet_of_its_own_table_refuses_the_input(tmp_path, capsys):
+    assert main(["import", str(GARAK), "-o", str(tmp_path / "run.parquet")]) == 0
+    before = _files(tmp_path)
+    assert main(["recompute", str(tmp_path / "run.parquet"), "--format", "parquet", "-o", str(tmp_path / "run.json")])
+    assert "refusing to overwrite the input report" in capsys.readouterr().err
+    assert _files(tmp_path) == before
+
+
+def test_an_unwritable_folder_is_an_output_problem(tmp_path, capsys, monkeypatch):
+    """mkstemp's PermissionError was an internal error (exit 1) for recompute, and a problem of the input's shape
+    for import."""
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    runs = [
+        ["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / "f.json")],
+        ["import", str(GARAK), "-o", str(tmp_path / "g.parquet")],
+        ["import", str(GARAK), "-o", str(tmp_path / "g.json")],
+        ["import", "jailbreakbench", str(JBB), "-o", str(tmp_path / "j.json")],
+    ]
+    for argv in runs:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "cannot write in" in err and "Permission denied" in err, err
+        assert "internal error" not in err and "shape" not in err, err
+    with pytest.raises(OutputError, match="cannot write in"):
+        write_case_table(case_table(reporting.read_run(SAMPLE)), tmp_path / "t.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_recompute_parquet_is_all_or_nothing(tmp_path, capsys, monkeypatch):
+    """The figures cannot be written: the table, made first, is not left behind alone."""
+    write = StagedOutputs.write
+
+    def failing(self, target, pieces):
+        if target.suffix == ".json":
+            raise OutputError(f"{target}: cannot write: No space left on device")
+        return write(self, target, pieces)
+
+    monkeypatch.setattr(StagedOutputs, "write", failing)
+    assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / "f.json")]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_legacy_jailbreakbench_import_keeps_what_exists(tmp_path, capsys):
+    out = tmp_path / "j.json"
+    out.write_text("mine")
+    assert main(["import", "jailbreakbench", str(JBB), "-o", str(out)]) == 2
+    assert "exists already" in capsys.readouterr().err and out.read_text() == "mine"
+    for argv in (["-o", str(tmp_path / "k.json"), "--format", "parquet"], ["-o", str(tmp_path / "k.parquet")]):
+        assert main(["import", "jailbreakbench", str(JBB), *argv]) == 2
+        assert "writes a scored RunLens JSON run" in capsys.readouterr().err
+    assert _files(tmp_path) == {"j.json": b"mine"}
+    assert main(["import", "jailbreakbench", str(JBB), "-o", str(tmp_path / "k.json")]) == 0
+    assert len(reporting.read_run(str(tmp_path / "k.json")).cases) > 0
+
+
+@pytest.mark.parametrize("fmt", ["json", "parquet"])
+def test_a_file_name_not_utf8_is_kept_as_text(tmp_path, capsys, fmt):
+    """A garak report named with a byte that is not UTF-8: the Parquet import wrote a table every verb refused (a
+    lone surrogate in its metadata), the JSON import refused the file. Both now keep the name with U+FFFD."""
+    folder = os.fsencode(tmp_path)
+    name = folder + b"/g\xfe\xff.report.jsonl"
+    with open(name, "wb") as handle:
+        handle.write(GARAK.read_bytes())
+    out = tmp_path / f"run.{fmt}"
+    assert main(["import", os.fsdecode(name), "-o", str(out)]) == 0, capsys.readouterr().err
+    run = reporting.load_run(str(out)).run
+    assert run.run.source.file == "g\ufffd\ufffd.report.jsonl"
+    assert main(["recompute", str(out), "-o", str(tmp_path / f"fig.{fmt}.json")]) == 0
+    figures = json.loads((tmp_path / f"fig.{fmt}.json").read_text())
+    assert figures["run"]["source"]["file"] == "g\ufffd\ufffd.report.jsonl"
+
+
+def test_file_name_known_answers():
+    from reporting.textsafe import file_name
+
+    assert file_name("/a/b/ok.json") == "ok.json"
+    assert file_name(os.fsdecode(b"/a/x\xe9y.json")) == "x\ufffdy.json"
+    assert file_name(b"/a/\xc3\xa9.json") == "\u00e9.json"  # (UTF-8 bytes: the letter)
+    assert file_name("/a/\ud800.json") == "\ufffd\ufffd\ufffd.json"  # (a surrogate spelt in text: no file gave it)
+
+
+def _inspect_with(tmp_path: Path, change) -> Path:
+    log = json.loads(INSPECT.read_text())
+    change(log)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["json", "parquet"])
+def test_import_writes_no_run_every_verb_refuses(tmp_path, capsys, fmt):
+    """An Inspect log giving one sample twice (id and epoch): import wrote a run with a repeated probe_id, which
+    every verb then refused. Now import refuses it, naming the file and the case, and writes nothing."""
+    path = _inspect_with(tmp_path, lambda log: log["samples"].append(dict(log["samples"][0])))
+    out = tmp_path / "out" / f"run.{fmt}"
+    out.parent.mkdir()
+    assert main(["import", str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    first = json.loads(INSPECT.read_text())["samples"][0]
+    assert str(path) in err and f"cases[{len(json.loads(path.read_text())['samples']) - 1}].probe_id" in err, err
+    assert "first as cases[0]" in err and f"{first['id']}" in err
+    assert list(out.parent.iterdir()) == []
+    assert main(["import", str(INSPECT), "-o", str(out)]) == 0  # (the file as Inspect wrote it)
+
+
+BASE = {"probe_id": "a", "category": "c", "severity": "high", "passed": False, "risk_score": 0.5}
+TURNS = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+
+
+@pytest.mark.parametrize(
+    "case, where, what",
+    [
+        ({**BASE, "error": "timeout"}, "cases[1].error", "only a case not evaluated"),
+        ({**BASE, "passed": None, "risk_score": None, "error": ""}, "cases[1].error", "required when passed is null"),
+        ({**BASE, "passed": None, "risk_score": None}, "cases[1].error", "required when passed is null"),
+        ({**BASE, "risk_score": None}, "cases[1].risk_score", "required for an evaluated case"),
+        ({**BASE, "judged_turn": 1}, "cases[1].judged_turn", "(it has 0)"),
+        ({**BASE, "judged_turn": 0, "messages": TURNS}, "cases[1].judged_turn", "an assistant turn"),
+        ({**BASE, "judged_turn": 2, "messages": TURNS}, "cases[1].judged_turn", "(it has 2)"),
+        ({**BASE, "probe_id": "first"}, "cases[1].probe_id", "first as cases[0]"),
+    ],
+)
+def test_the_screen_refuses_what_the_reader_refuses(case, where, what):
+    screen = CaseScreen("tool.json")
+    screen.check(0, {**BASE, "probe_id": "first"})
+    with pytest.raises(InputError) as caught:
+        screen.check(1, case)
+    problem = caught.value.problems[0]
+    assert problem.file == "tool.json" and problem.path.endswith(where) and what in problem.message
+
+
+def test_the_screen_passes_what_the_reader_reads(tmp_path):
+    """The same cases in a run file: the ones the screen passes are read, the ones it refuses are refused."""
+    screen = CaseScreen("tool.json")
+    good = [
+        {**BASE, "probe_id": "p1"},
+        {**BASE, "probe_id": "p2", "passed": None, "risk_score": None, "error": "timeout"},
+        {**BASE, "probe_id": "p3", "judged_turn": 1, "messages": TURNS},
+    ]
+    for index, case in enumerate(good):
+        screen.check(index, case)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"schema_version": 3, "run": {"run_id": "r", "model": "m"}, "cases": good}))
+    assert [c.probe_id for c in reporting.read_run(str(path)).cases] == ["p1", "p2", "p3"]
+
+
+def test_a_folder_skips_the_figures_beside_their_table(tmp_path, capsys):
+    """trend DIR failed on the figures file recompute --format parquet writes beside its table; it is skipped as a
+    companion when the table it names is there (the table is the run), and read (refused, naming the table it
+    wants) when not. A head naming a path or a missing file is no companion."""
+    assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / "v1.json")]) == 0
+    (tmp_path / "v2.json").write_bytes((ROOT / "sample_runs" / "acme-assistant-v2.json").read_bytes())
+    capsys.readouterr()
+    assert main(["trend", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert "v1.json: skipped: the figures `recompute --format parquet` wrote" in err and "'v1.parquet'" in err
+    assert "acme-assistant-v1_agent-safety-core" in out and "acme-assistant-v2_agent-safety-core" in out
+    figures = (tmp_path / "v1.json").read_text()
+    for name in ("../v1.parquet", "missing.parquet", ""):
+        (tmp_path / "v1.json").write_text(figures.replace('"cases_file": "v1.parquet"', f'"cases_file": "{name}"'))
+        assert main(["trend", str(tmp_path)]) == 2, name
+        assert "cases_file" in capsys.readouterr().err
+    (tmp_path / "v1.json").write_text(figures)
+    (tmp_path / "v1.parquet").unlink()
+    assert main(["trend", str(tmp_path)]) == 2
+    assert "read that table" in capsys.readouterr().err
