@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO, Optional
 
+from reporting.format.problems import InputError, Problem
+from reporting.format.schema import state_problem
 from reporting.format.writing import OutputError, current_umask
 
 
@@ -127,31 +129,38 @@ class CaseScreen:
         self.first: dict[str, int] = {}
 
     def check(self, index: int, case: object) -> None:
-        from reporting.format.problems import InputError, Problem
-        from reporting.format.schema import state_problem
-
         if type(case) is not dict:  # (the format's model says what is wrong with it as it is written)
             return
         get = case.get
+        if (
+            get("judged_turn") is not None
+            or get("error") is not None
+            or get("passed") is None
+            or get("risk_score") is None
+        ):
+            self._state(index, get)  # (evaluated, no error, no conversation: a million garak cases skip this)
+        probe_id = get("probe_id")
+        first = self.first
+        if type(probe_id) is str:
+            if probe_id in first:
+                raise InputError(
+                    Problem(
+                        self.label,
+                        f"the run made of it: cases[{index}].probe_id",
+                        f"the file gives this item twice (first as cases[{first[probe_id]}]): two cases with one "
+                        "probe_id, which no reader takes; RunLens refuses rather than keep one",
+                        probe_id,
+                    )
+                )
+            first[probe_id] = index
+
+    def _state(self, index: int, get) -> None:
         broken = state_problem(
             get("passed"), get("error"), get("risk_score"), get("judged_turn"), lambda: _roles(get("messages")), 3
         )
         if broken is not None:
             field, message, value = broken
             raise InputError(Problem(self.label, f"the run made of it: cases[{index}].{field}", message, value))
-        probe_id = get("probe_id")
-        if type(probe_id) is str:
-            earlier = self.first.setdefault(probe_id, index)
-            if earlier != index:
-                raise InputError(
-                    Problem(
-                        self.label,
-                        f"the run made of it: cases[{index}].probe_id",
-                        f"the file gives this item twice (first as cases[{earlier}]): two cases with one probe_id, "
-                        "which no reader takes; RunLens refuses rather than keep one",
-                        probe_id,
-                    )
-                )
 
 
 def _roles(messages: object) -> list[object]:
