@@ -144,14 +144,21 @@ def safe_filename(text: Any, default: str = "run", limit: int = 80) -> str:
     return name or default
 
 
-def file_name(path: Any) -> str:
-    """The last part of a path as text a run can hold: bytes of the name that are not UTF-8 (which Python carries
-    as lone surrogates) each become U+FFFD, as any UTF-8 reader shows them."""
+def path_text(path: Any) -> str:
+    """A path as text a run can hold: bytes of it that are not UTF-8 (which Python carries as lone surrogates) each
+    become U+FFFD, as any UTF-8 reader shows them."""
     import os
 
-    name = os.path.basename(os.fsdecode(path))
+    name = os.fsdecode(path)
     try:
         raw = name.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:  # a surrogate no file system gave (U+D800 spelt in the text)
         raw = name.encode("utf-8", "surrogatepass")
     return raw.decode("utf-8", "replace")
+
+
+def file_name(path: Any) -> str:
+    """The last part of a path as text a run can hold (``path_text``)."""
+    import os
+
+    return os.path.basename(path_text(path))

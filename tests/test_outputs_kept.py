@@ -170,6 +170,16 @@ BASE = {"probe_id": "a", "category": "c", "severity": "high", "passed": False, "
 TURNS = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
 
 
+def _nested(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+DEEP = _nested(70)
+
+
 @pytest.mark.parametrize(
     "case, where, what",
     [
@@ -181,6 +191,20 @@ TURNS = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}
         ({**BASE, "judged_turn": 0, "messages": TURNS}, "cases[1].judged_turn", "an assistant turn"),
         ({**BASE, "judged_turn": 2, "messages": TURNS}, "cases[1].judged_turn", "(it has 2)"),
         ({**BASE, "probe_id": "first"}, "cases[1].probe_id", "first as cases[0]"),
+        ({**BASE, "judged_turn": True, "messages": TURNS}, "cases[1].judged_turn", "(it has 2)"),  # a flag
+        (
+            {**BASE, "judged_turn": 1, "messages": [*TURNS[:1], {**TURNS[1], "tool_calls": [{"arguments": DEEP}]}]},
+            "cases[1].messages[1].tool_calls[0].arguments",
+            "nesting deeper than 64",
+        ),
+        (
+            {**BASE, "judged_turn": 1, "messages": [TURNS[0], {**TURNS[1], "score": float("nan")}]},
+            "cases[1].messages[1].score",
+            "finite",
+        ),
+        ({**BASE, "limit": {"type": "token", "limit": 2**60}}, "cases[1].limit.limit", "integer"),
+        ({**BASE, "mine": {"x": float("inf")}}, "cases[1].mine.x", "finite"),
+        ({**BASE, "mine": DEEP}, "cases[1].mine", "nesting deeper than 64"),
     ],
 )
 def test_the_screen_refuses_what_the_reader_refuses(case, where, what):
@@ -200,11 +224,12 @@ def test_the_screen_passes_what_the_reader_reads(tmp_path):
         {**BASE, "probe_id": "p2", "passed": None, "risk_score": None, "error": "timeout"},
         {**BASE, "probe_id": "p3", "judged_turn": 1, "messages": TURNS},
     ]
+    good.append({**BASE, "probe_id": "p4", "judged_turn": 1, "messages": [TURNS[0], {**TURNS[1], "x": _nested(60)}]})
     for index, case in enumerate(good):
         screen.check(index, case)
     path = tmp_path / "run.json"
     path.write_text(json.dumps({"schema_version": 3, "run": {"run_id": "r", "model": "m"}, "cases": good}))
-    assert [c.probe_id for c in reporting.read_run(str(path)).cases] == ["p1", "p2", "p3"]
+    assert [c.probe_id for c in reporting.read_run(str(path)).cases] == ["p1", "p2", "p3", "p4"]
 
 
 def test_a_folder_skips_the_figures_beside_their_table(tmp_path, capsys):
@@ -227,3 +252,83 @@ def test_a_folder_skips_the_figures_beside_their_table(tmp_path, capsys):
     (tmp_path / "v1.parquet").unlink()
     assert main(["trend", str(tmp_path)]) == 2
     assert "read that table" in capsys.readouterr().err
+
+
+def test_a_run_naming_a_table_beside_it_is_still_a_run(tmp_path, capsys):
+    """The folder scan skipped any file whose head named a file beside it in cases_file, a valid run with its cases
+    (or one naming itself) too: only figures that hold no case, naming another Parquet file, are skipped."""
+    assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / "v1.json")]) == 0
+    run = json.loads((ROOT / "sample_runs" / "acme-assistant-v2.json").read_text())
+    for name, table in (("named.json", "v1.parquet"), ("self.json", "self.json")):
+        (tmp_path / name).write_text(json.dumps({"schema_version": run["schema_version"], "cases_file": table, **run}))
+        assert main(["validate", str(tmp_path / name)]) == 0
+    capsys.readouterr()
+    assert main(["trend", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert "acme-assistant-v2_agent-safety-core" in out and "named.json: skipped" not in err
+    assert "self.json: skipped" not in err and "v1.json: skipped" in err
+
+
+def test_recompute_writes_no_report_under_a_run_name(tmp_path, capsys):
+    """`recompute RUN -o TABLE.parquet` replaced a case table with JSON, exit 0; figures named .eval, .jsonl or a
+    bare .parquet broke the folder they landed in."""
+    assert main(["import", str(GARAK), "-o", str(tmp_path / "t.parquet")]) == 0
+    before = _files(tmp_path)
+    for name in ("t.parquet", "o.jsonl", "o.ndjson", "o.eval"):
+        assert main(["recompute", SAMPLE, "-o", str(tmp_path / name)]) == 2
+        assert "recompute writes its report as JSON" in capsys.readouterr().err
+    for name in ("o.eval", ".parquet", ".json", "o"):
+        assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / name)]) == 2
+        assert "-o names the figures' JSON file" in capsys.readouterr().err
+    assert _files(tmp_path) == before
+
+
+def test_output_names_that_cannot_be_are_said(tmp_path, capsys):
+    """A name too long, a folder under a file, a name not UTF-8 where the figures must name their table: exit 2 and
+    a message, never an internal error; an import refused leaves no folder it made."""
+    (tmp_path / "file").write_text("mine")
+    long = str(tmp_path / ("a" * 300))
+    runs = [
+        (["recompute", SAMPLE, "-o", long + ".json"], "cannot be an output: File name too long"),
+        (["recompute", SAMPLE, "--format", "parquet", "-o", long + ".json"], "File name too long"),
+        (["import", str(GARAK), "-o", long], "File name too long"),
+        (["import", str(GARAK), "-o", str(tmp_path / "file" / "sub")], "cannot"),
+        (
+            ["recompute", SAMPLE, "--format", "parquet", "-o", os.fsdecode(os.fsencode(tmp_path) + b"/o\xff.json")],
+            "not UTF-8",
+        ),
+    ]
+    for argv, what in runs:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert what in err and "internal error" not in err, err
+    duplicated = _inspect_with(tmp_path, lambda log: log["samples"].append(dict(log["samples"][0])))
+    assert main(["import", str(duplicated), "-o", str(tmp_path / "new")]) == 2
+    assert not (tmp_path / "new").exists() and (tmp_path / "file").read_text() == "mine"
+
+
+def test_a_run_header_the_reader_refuses_is_refused_at_import(tmp_path, capsys):
+    """An Inspect log's creation time that is no time: the Parquet import refused it, the JSON import wrote a run
+    every verb then refused."""
+    path = _inspect_with(tmp_path, lambda log: log["eval"].update(created="yesterday at noon"))
+    for fmt in ("json", "parquet"):
+        assert main(["import", str(path), "-o", str(tmp_path / f"run.{fmt}")]) == 2
+        err = capsys.readouterr().err
+        assert "$.run.created_at" in err and "yesterday at noon" in err
+        assert not (tmp_path / f"run.{fmt}").exists()
+
+
+def test_names_not_utf8_in_the_legacy_import_and_the_reader(tmp_path, capsys):
+    """import jailbreakbench kept the file name's surrogates in run_id (refused); a run without run_id in a file
+    named so was an internal error in recompute."""
+    folder = os.fsencode(tmp_path)
+    artifact = os.fsdecode(folder + b"/j\xff.json")
+    Path(artifact).write_bytes(JBB.read_bytes())
+    assert main(["import", "jailbreakbench", artifact, "-o", str(tmp_path / "j.json")]) == 0
+    assert "j\ufffd" in reporting.read_run(str(tmp_path / "j.json")).run.run_id
+    run = json.loads(Path(SAMPLE).read_text())
+    del run["run"]["run_id"]
+    unnamed = os.fsdecode(folder + b"/r\xff.json")
+    Path(unnamed).write_text(json.dumps(run))
+    assert main(["recompute", unnamed, "-o", str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["run"]["run_id"] == "r\ufffd"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from reporting.commands import BadInput, _err, _refuse_overwriting_input
 from reporting.format.writing import check_output_path, document_chunks, dumps
-from reporting.textsafe import shown
+from reporting.textsafe import file_name, shown
 
 
 def table_beside(args: argparse.Namespace) -> str:
@@ -18,13 +18,18 @@ def table_beside(args: argparse.Namespace) -> str:
     are new files (said before the run is read): RunLens never overwrites one, least of all a table of cases."""
     if not args.output:
         raise BadInput("--format parquet: name the figures' file with -o OUT.json (the cases go beside it)")
-    root, ext = os.path.splitext(args.output)
-    if ext.lower() == ".parquet" or not os.path.basename(root):
+    name = os.path.basename(args.output)
+    if not name.lower().endswith(".json") or name.lower() == ".json":
         raise BadInput(
             f"{args.output}: with --format parquet, -o names the figures' JSON file (OUT.json); the case table is "
             "written beside it as OUT.parquet"
         )
-    table_path = root + ".parquet"
+    if file_name(args.output) != name:
+        raise BadInput(
+            f"{shown(file_name(args.output))}: the name is not UTF-8 text, and the figures name their table in text "
+            "(cases_file): choose a name of UTF-8 text"
+        )
+    table_path = args.output[: -len(".json")] + ".parquet"
     _refuse_overwriting_input(table_path, args.run)
     check_output_path(table_path)
     taken = [path for path in (table_path, args.output) if os.path.lexists(path)]

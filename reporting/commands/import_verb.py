@@ -77,6 +77,7 @@ def add_import_parser(verbs) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     from reporting._gc import gc_paused
     from reporting.commands.importing import CaseScreen, StagedOutputs
+    from reporting.format.import_table import header_metadata
     from reporting.importers import SHAPE_ERRORS, shape_problem
 
     """Other tools' files as RunLens files (schema version 2), one per run, into the folder ``-o`` names (a
@@ -117,13 +118,15 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise BadInput(*problems)
     for warning in warnings:
         _err(one_line(warning))
+    made = not os.path.lexists(args.output)  # a folder made for the runs is taken back if nothing is written
     targets = _targets(args.output, runs, ".parquet" if parquet else ".json")
     staged, written = StagedOutputs(), []
     try:
-        for (path, document, _), target in zip(runs, targets):
+        for (path, document, in_file), target in zip(runs, targets):
+            label = path if in_file == 1 else f"{path} [{document['run'].get('model')}]"
             counted = [0, 0]  # cases, errors: counted as they are written (a streamed garak run is never a list)
 
-            def count(cases, counted=counted, screen=CaseScreen(path)):
+            def count(cases, counted=counted, screen=CaseScreen(label)):
                 for case in cases:
                     screen.check(counted[0], case)  # (what every reader checks: never written to be refused)
                     counted[0] += 1
@@ -131,6 +134,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                     yield case
 
             try:
+                header_metadata(document, label)  # the run's header as the reader checks it (the table's metadata)
                 with gc_paused():
                     if parquet:
                         from reporting.format.import_table import write_import_table
@@ -147,6 +151,11 @@ def cmd_import(args: argparse.Namespace) -> int:
                 raise BadInput(str(shape_problem(path, "a run", exc))) from None
             written.append((document, target, counted))
         staged.commit()  # every output in place, or none
+    except BaseException:
+        staged.discard()
+        if made and os.path.isdir(args.output):
+            _remove_empty(args.output)
+        raise
     finally:
         staged.discard()
     for document, target, counted in written:
@@ -156,6 +165,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{counted[1]} not evaluated"
         )
     return EXIT_OK
+
+
+def _remove_empty(folder: str) -> None:
+    try:
+        os.rmdir(folder)  # (only an empty folder)
+    except OSError:
+        pass
 
 
 def _behaviors(path: str) -> dict[str, dict[str, str]]:
@@ -238,8 +254,11 @@ def _targets(output: str, runs: list, suffix: str = ".json") -> list:
         check_output_path(output)
         return [Path(output)]
     folder = Path(output)
-    if folder.exists() and not folder.is_dir():
-        raise BadInput(f"{output}: -o names a folder (one file per run), and this is a file")
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise BadInput(f"{output}: -o names a folder (one file per run), and this is a file")
+    except OSError as exc:
+        raise BadInput(f"{output}: cannot be the output folder: {exc.strerror or type(exc).__name__}") from None
     names = []
     for path, document, in_file in runs:
         stem = os.path.basename(path).split(".")[0]
@@ -254,7 +273,10 @@ def _targets(output: str, runs: list, suffix: str = ".json") -> list:
             *[f"{n}: exists already; RunLens never overwrites a file" for n in taken],
             *folded,
         )
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"{output}: cannot write in this folder: {exc.strerror or type(exc).__name__}") from None
     return names
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import BinaryIO, Optional
 
 from reporting.format.problems import InputError, Problem
-from reporting.format.schema import state_problem
+from reporting.format.schema import Case, state_problem
+from reporting.format.strict_json import _nonfinite_and_depth as nonfinite_and_depth
 from reporting.format.writing import OutputError, current_umask
 
 
@@ -118,6 +119,10 @@ def _remove(path: Optional[str]) -> None:
         pass
 
 
+CASE_FIELDS = frozenset(Case.model_fields)
+PLAIN = (str, bool, type(None))  # values with nothing to check (as the reader's ``turn_values``)
+
+
 class CaseScreen:
     """The reader's checks beyond one case's model, made on each case as ``import`` writes it, so that import never
     writes a run that every verb then refuses: unique probe ids; evaluated (passed, with a risk score) or not
@@ -139,6 +144,8 @@ class CaseScreen:
             or get("risk_score") is None
         ):
             self._state(index, get)  # (evaluated, no error, no conversation: a million garak cases skip this)
+        if "messages" in case or "limit" in case or not CASE_FIELDS.issuperset(case):
+            self._free_form(index, case)
         probe_id = get("probe_id")
         first = self.first
         if type(probe_id) is str:
@@ -161,6 +168,35 @@ class CaseScreen:
         if broken is not None:
             field, message, value = broken
             raise InputError(Problem(self.label, f"the run made of it: cases[{index}].{field}", message, value))
+
+    def _free_form(self, index: int, case: dict) -> None:
+        """The free-form values the reader checks (finite numbers, integers in range, nesting at most 64 deep), each
+        from where the reader starts: a case's extras, each turn's own fields, each tool call's fields (its
+        arguments), a limit's fields."""
+        problems: list[Problem] = []
+        at = f"the run made of it: cases[{index}]"
+
+        def walk(where: str, value: object) -> None:
+            if type(value) not in PLAIN:
+                nonfinite_and_depth(self.label, f"{at}.{where}", value, problems)
+
+        for key, value in case.items():
+            if key == "messages" and type(value) is list:
+                for j, turn in enumerate(value):
+                    for name, own in turn.items() if type(turn) is dict else ():
+                        if name == "tool_calls" and type(own) is list:
+                            for k, call in enumerate(own):
+                                for field, given in call.items() if type(call) is dict else ():
+                                    walk(f"messages[{j}].tool_calls[{k}].{field}", given)
+                        else:
+                            walk(f"messages[{j}].{name}", own)
+            elif key == "limit" and type(value) is dict:
+                for name, own in value.items():
+                    walk(f"limit.{name}", own)
+            elif key not in CASE_FIELDS:
+                walk(key, value)
+        if problems:
+            raise InputError(problems)
 
 
 def _roles(messages: object) -> list[object]:

@@ -106,16 +106,22 @@ def _rubric_problems(report) -> int:
     return EXIT_OK
 
 
+NOT_FIGURES = (".parquet", ".jsonl", ".ndjson", ".eval")  # run suffixes a report written as JSON never takes
 COMPACT_ABOVE = 10_000  # cases above which recompute writes compact JSON (one case a line)
 
 
 def cmd_recompute(args: argparse.Namespace) -> int:
     from reporting.commands.beside import table_beside, write_beside
 
-    table_path = table_beside(args) if args.format == "parquet" else None
     if args.output:
         _refuse_overwriting_input(args.output, args.run)
         check_output_path(args.output)
+        if args.format != "parquet" and args.output.lower().endswith(NOT_FIGURES):
+            raise BadInput(
+                f"{args.output}: refusing this name: recompute writes its report as JSON, so name -o OUT.json (under "
+                "this name it would be taken for a run of another kind, or go over one)"
+            )
+    table_path = table_beside(args) if args.format == "parquet" else None
     run = _load_valid(args.run)
     from reporting.report.serialise import report_document
 

@@ -43,6 +43,7 @@ from reporting.format.columnar_heads import judged_heads, judges_schema, no_verd
 from reporting.format.columnar_v3 import case_keys, nested, parse_fields, read_schema
 from reporting.format.parquet import CASE_COLUMNS, LISTS
 from reporting.format.problems import Mapped, read_file_mapped
+from reporting.textsafe import file_name
 
 CHUNK = 10_000  # cases parsed at once from a JSON document (with their keys: 100,000 held 0.2 GB more at 100k)
 BLOCK = 16 << 20  # bytes of JSON Lines parsed at once
@@ -364,7 +365,7 @@ def _read_lines(path: str, columns: Optional[Sequence[str]]) -> ColumnarRun:
     except _arrow_error():
         raise NotMine from None
     table = pa.Table.from_batches(batches, schema=pa.schema([f for f in schema if f.name in keep]))
-    stem = os.path.basename(path).split(".")[0] or "run"
+    stem = file_name(path).split(".")[0] or "run"
     meta = RunMeta(run_id=stem)
 
     def explicit_nulls(name: str) -> int:

@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Optional, Union
 from reporting.format.problems import Problem
 from reporting.format.schema import RunReport
 from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS, weighted_risk
+from reporting.textsafe import file_name
 
 RUN_METADATA_KEY = b"runlens.run"
 TOOL_FIGURES_KEY = b"runlens.tool_figures"
@@ -198,7 +199,7 @@ def read_parquet_document(data: bytes, label: str) -> tuple[Optional[dict[str, A
 
 def table_run_id(label: str) -> str:
     """The run id of a case table whose metadata names none: its file name up to the first dot."""
-    return os.path.basename(label).split(".")[0] or "run"
+    return file_name(label).split(".")[0] or "run"
 
 
 def table_document(table, label: str) -> tuple[Optional[dict[str, Any]], list[Problem]]:

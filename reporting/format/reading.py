@@ -9,7 +9,6 @@ thousand good ones. A run read by its content, whoever wrote it (``load_run``, `
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from reporting.format.strict_json import (
     jsonl_objects,
     parse_json_text,
 )
+from reporting.textsafe import file_name, path_text
 
 _CASES_ADAPTER = TypeAdapter(list[Case])
 
@@ -124,7 +124,7 @@ def _problems_from_validation(file: str, prefix: str, error: ValidationError) ->
 
 
 def _stem(label: str) -> str:
-    base = os.path.basename(label) or label
+    base = file_name(label) or path_text(label)
     for suffix in (".jsonl", ".ndjson", ".json"):
         if base.lower().endswith(suffix):
             return base[: -len(suffix)] or base

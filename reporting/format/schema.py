@@ -256,7 +256,7 @@ def state_problem(
     the reader (over the model) and for import (over the case a tool's file gave, before it is written)."""
     if judged_turn is not None:
         turns = roles()
-        if not isinstance(judged_turn, int) or not 0 <= judged_turn < len(turns):
+        if type(judged_turn) is not int or not 0 <= judged_turn < len(turns):  # (a flag is no index)
             return "judged_turn", f"must be the index of a turn of messages (it has {len(turns)})", judged_turn
         if turns[judged_turn] != "assistant":
             return "judged_turn", "must be the index of an assistant turn", judged_turn

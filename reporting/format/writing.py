@@ -137,6 +137,13 @@ def check_output_path(path: Union[str, os.PathLike]) -> Path:
     target = Path(path)
     if str(path) == "":
         raise OutputError("the output path is empty")
+    try:
+        return _checked_output(path, target)
+    except OSError as exc:  # a name too long, a folder in the path that is a file, ...
+        raise OutputError(f"{path}: cannot be an output: {exc.strerror or type(exc).__name__}") from None
+
+
+def _checked_output(path: Union[str, os.PathLike], target: Path) -> Path:
     if target.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name for the output")
     if target.name.lower().endswith(KEPT_SUFFIXES) and os.path.lexists(target):

@@ -21,6 +21,7 @@ from reporting.format.strict_json import read_jsonl_file
 from reporting.importers.benchmarks import JBB_SEVERITY  # category -> tier: the benchmark reader's table
 from reporting.scoring.scorer import PASS_THRESHOLD, PatternSet, builtin_patterns, evaluate_response
 from reporting.sources.reading import read_run
+from reporting.textsafe import file_name, path_text
 
 PROBE_REQUIRED = ("id", "category", "severity", "task", "input")
 
@@ -245,14 +246,14 @@ def import_jailbreakbench(
         }
         pairs.append((probe, response))
     method, model = params.get("method", "unknown"), params.get("model", "unknown")
-    stem = Path(path).stem
+    stem = Path(file_name(path)).stem
     meta = {
         "run_id": f"jailbreakbench-{method}-{stem}",
         "model": str(model),
         "suite": f"jailbreakbench-{method}",
         "notes": f"Imported from JailbreakBench artifacts (MIT licence); {skipped} record(s) without prompt or "
         "response skipped.",
-        "config": {"source": label, "attack_type": params.get("attack_type"), "skipped_records": skipped},
+        "config": {"source": path_text(label), "attack_type": params.get("attack_type"), "skipped_records": skipped},
     }
     date = params.get("evaluation_date")
     if isinstance(date, str):

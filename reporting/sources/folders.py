@@ -77,26 +77,44 @@ def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tupl
 _FIGURES_HEAD = re.compile(r'\{\s*"schema_version"\s*:\s*\d+\s*,\s*"cases_file"\s*:\s*("(?:[^"\\\n]|\\.){1,1024}")')
 
 
+FIGURES_MAX_BYTES = 64 << 20  # a figures file holds no case: one this large is read as a run, never skipped
+
+
 def _figures_beside_table(path: Path) -> Optional[str]:
-    """The figures ``recompute --format parquet`` wrote, when the case table they name is beside them: not a run
-    (the table is, read beside it). Without its table the file is read, and refused naming the table it wants."""
+    """The figures ``recompute --format parquet`` wrote, when the case table they name (another ``.parquet`` file)
+    is beside them and they hold no case: not a run (the table is, read beside it). Otherwise the file is read, and
+    refused (naming the table it wants) when it holds no case; a run that names a table and holds its cases is a
+    run."""
+    from reporting.format.strict_json import strict_loads
+
     if not path.name.lower().endswith(".json"):
         return None
     try:
         with open(path, "rb") as handle:
             head = handle.read(4096).decode("utf-8", "replace")
-        found = _FIGURES_HEAD.match(head.lstrip("\ufeff \t\r\n"))
-        table = json.loads(found.group(1)) if found else None
+            found = _FIGURES_HEAD.match(head.lstrip("\ufeff \t\r\n"))
+            table = json.loads(found.group(1)) if found else None
+            if not isinstance(table, str) or not table.lower().endswith(".parquet") or not _beside(path, table):
+                return None
+            handle.seek(0)
+            data = handle.read(FIGURES_MAX_BYTES + 1)
     except (OSError, ValueError):
         return None
-    if not isinstance(table, str) or not table or os.path.basename(table) != table or table in (".", ".."):
-        return None
-    try:
-        if not stat.S_ISREG(os.stat(path.with_name(table)).st_mode):
-            return None
-    except (OSError, ValueError):
+    document, problems = strict_loads(path.name, data) if len(data) <= FIGURES_MAX_BYTES else (None, [])
+    if problems or not isinstance(document, dict) or document.get("cases"):
         return None
     return f"the figures `recompute --format parquet` wrote; the run is their case table {table!r}, read beside them"
+
+
+def _beside(path: Path, table: str) -> bool:
+    """Whether ``table`` is a bare name of another regular file in ``path``'s folder (never a path followed)."""
+    if os.path.basename(table) != table or table in (".", "..") or table == path.name:
+        return False
+    try:
+        beside = path.with_name(table)
+        return stat.S_ISREG(os.stat(beside).st_mode) and not os.path.samefile(beside, path)
+    except (OSError, ValueError):
+        return False
 
 
 def _garak_side_file(path: Path) -> Optional[str]:
