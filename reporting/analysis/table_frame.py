@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from reporting._memory import give_back_between
 from reporting.analysis.grouping import numbered
 from reporting.format.parquet import LISTS, V3_FIELDS, plain_json_once
 from reporting.format.schema import SEVERITIES, Case, Limit, Message, Verdict
@@ -264,8 +265,10 @@ def table_columns(
             data[name] = pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(bool)
         elif name == "verdicts":
             data[name] = _objects(_verdict_maps(column))
+            give_back_between(n)
         elif name in LISTS:
             data[name] = _objects(shared_lists(column, empty))
+            give_back_between(n)  # (a list column's distinct rows are found over its whole combined column)
         elif name == "probe_id":  # one a case: held as Arrow text (``metrics.probe_ids``), not one object a case
             data[name] = pd.Series(pd.array(column, dtype="str"), copy=False)
         elif name == "severity":  # the tiers' numbers (``metrics._frame``'s categories), not a string a case
@@ -274,6 +277,7 @@ def table_columns(
             data[name] = nothing()
         else:
             data[name] = _shared_texts(column)
+            give_back_between(n)
     if evaluated:  # the effective weight and weighted risk, as the reader made them (``metrics._frame``'s own)
         data["effective_weight"], data["effective_risk"] = (_floats(table.column(k)) for k in _GIVEN)
     unknown: dict[int, dict[str, Any]] = {}  # per decoded value (by identity: shared as the values are)

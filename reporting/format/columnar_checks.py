@@ -9,6 +9,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from reporting._memory import give_back_between
 from reporting.format.arrow_take import dictionaries_unified, numbers_in_one_chunk
 from reporting.format.parquet import CASE_COLUMNS, LISTS, RUN_METADATA_KEY, _arrow_type, _plain
 from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES
@@ -230,7 +231,14 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
         else:
             arrays.append(pa.nulls(n, _arrow_type(CASE_COLUMNS[name])))
     schema = pa.schema([(name, kept_type(name, column.type)) for name, column in zip(wanted, arrays)])
-    result = dictionaries_unified(numbers_in_one_chunk(nulls_shared(repeated_kept(pa.table(arrays, schema=schema)))))
+    result = repeated_kept(pa.table(arrays, schema=schema))
+    del arrays, out
+    give_back_between(n)  # (each step's copies freed before the next: ten million cases as JSON Lines)
+    result = nulls_shared(result)
+    give_back_between(n)
+    result = numbers_in_one_chunk(result)
+    give_back_between(n)
+    result = dictionaries_unified(result)
     import json
 
     metadata = {RUN_METADATA_KEY: json.dumps(meta.model_dump(mode="json", exclude_none=True)).encode()}
