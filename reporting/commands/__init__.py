@@ -46,7 +46,9 @@ def _out(text: str) -> None:
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(_safe(text[:-1] if text.endswith("\n") else text))
+    # (a path of bytes not UTF-8 carries lone surrogates: written as their escapes, whatever the stream's errors)
+    line = _safe(text[:-1] if text.endswith("\n") else text)
+    sys.stderr.write(line.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def _filters(args: argparse.Namespace) -> Filters:

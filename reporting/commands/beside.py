@@ -18,7 +18,7 @@ def table_beside(args: argparse.Namespace) -> str:
     are new files (said before the run is read): RunLens never overwrites one, least of all a table of cases."""
     if not args.output:
         raise BadInput("--format parquet: name the figures' file with -o OUT.json (the cases go beside it)")
-    name = os.path.basename(args.output)
+    name = os.path.basename(args.output)  # ("OUT.json/" has no name: refused, as the file system would)
     if not name.lower().endswith(".json") or name.lower() == ".json":
         raise BadInput(
             f"{args.output}: with --format parquet, -o names the figures' JSON file (OUT.json); the case table is "

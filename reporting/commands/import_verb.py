@@ -118,7 +118,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise BadInput(*problems)
     for warning in warnings:
         _err(one_line(warning))
-    made = not os.path.lexists(args.output)  # a folder made for the runs is taken back if nothing is written
+    made = _missing(args.output)  # the folders made for the runs are taken back if nothing is written
     targets = _targets(args.output, runs, ".parquet" if parquet else ".json")
     staged, written = StagedOutputs(), []
     try:
@@ -153,8 +153,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         staged.commit()  # every output in place, or none
     except BaseException:
         staged.discard()
-        if made and os.path.isdir(args.output):
-            _remove_empty(args.output)
+        for folder in made:
+            _remove_empty(folder)
         raise
     finally:
         staged.discard()
@@ -165,6 +165,15 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{counted[1]} not evaluated"
         )
     return EXIT_OK
+
+
+def _missing(output: str) -> list[str]:
+    """``output`` and its parents that do not exist yet, deepest first (the folders ``import`` would make)."""
+    missing, at = [], os.path.abspath(output)
+    while not os.path.lexists(at) and os.path.dirname(at) != at:
+        missing.append(at)
+        at = os.path.dirname(at)
+    return missing
 
 
 def _remove_empty(folder: str) -> None:
@@ -288,7 +297,7 @@ def _score_jailbreakbench(path: str, args: argparse.Namespace) -> int:
     from reporting.commands.importing import StagedOutputs
 
     _refuse_overwriting_input(args.output, path)
-    if args.format == "parquet" or args.output.lower().endswith(".parquet"):
+    if args.format == "parquet" or not Path(args.output).name.lower().endswith(".json"):
         raise BadInput(
             f"{args.output}: import jailbreakbench writes a scored RunLens JSON run (-o OUT.json); for a Parquet case "
             "table, recompute OUT.json --format parquet -o FIGURES.json, or import the artifact without the word "

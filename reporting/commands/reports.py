@@ -116,7 +116,7 @@ def cmd_recompute(args: argparse.Namespace) -> int:
     if args.output:
         _refuse_overwriting_input(args.output, args.run)
         check_output_path(args.output)
-        if args.format != "parquet" and args.output.lower().endswith(NOT_FIGURES):
+        if args.format != "parquet" and Path(args.output).name.lower().endswith(NOT_FIGURES):
             raise BadInput(
                 f"{args.output}: refusing this name: recompute writes its report as JSON, so name -o OUT.json (under "
                 "this name it would be taken for a run of another kind, or go over one)"

@@ -89,7 +89,7 @@ def read_table(path: str, columns: Optional[Sequence[str]] = None) -> Optional[C
             return _read_lines(path, columns)
         held = read_file_mapped(path, sys.maxsize)  # (no size cap here: the store's and the benches' reader)
         return None if held is None else _read_document([held], path, columns)
-    except (NotMine, OSError, UnicodeDecodeError, RecursionError):  # (msgspec's decoder on deep nesting)
+    except (NotMine, OSError, UnicodeError, RecursionError):  # (msgspec's decoder on deep nesting; a name not UTF-8)
         return None
 
 

@@ -50,7 +50,14 @@ V3_PLAIN = tuple(name for name in V3_FIELDS if name not in ("messages", "limit")
 
 
 def header_metadata(header: Mapping[str, Any], label: str) -> dict[bytes, bytes]:
-    """``parquet.table_metadata`` of the run the header heads: its ``run`` validated by the format's model."""
+    """``parquet.table_metadata`` of the run the header heads: its ``run`` validated by the format's model, and every
+    field of the header checked as the reader checks it (finite numbers, nesting at most 64 deep)."""
+    from reporting.format.reading import _check_header
+
+    problems: list[Any] = []
+    _check_header(label, {k: v for k, v in header.items() if k != "cases"}, problems)
+    if problems:
+        raise InputError(problems)
     try:
         meta = RunMeta.model_validate(header["run"])
     except ValidationError as error:

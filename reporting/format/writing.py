@@ -188,6 +188,29 @@ def refuse_companion_output(output: Union[str, os.PathLike], source: Union[str, 
             )
 
 
+RUN_ONLY_SUFFIXES = (".parquet", ".jsonl", ".ndjson", ".eval")  # names of runs, never of a report RunLens writes
+
+
+def refuse_replacing_a_run(target: Path) -> None:
+    """``OutputError`` when ``target`` is an existing run no report may replace: a file named as a case table, a
+    run of JSON Lines or an Inspect log, or any file that is a Parquet table (a report of RunLens is JSON, HTML,
+    Markdown or a PDF: over a run it would take the cases with it)."""
+    try:
+        if not os.path.lexists(target):
+            return
+        parquet = False
+        if stat.S_ISREG(os.stat(target).st_mode):  # (never opened when a FIFO or a device: it could block)
+            with open(target, "rb") as handle:
+                parquet = handle.read(4) == b"PAR1"
+    except OSError:
+        parquet = False
+    if target.name.lower().endswith(RUN_ONLY_SUFFIXES) or parquet:
+        raise OutputError(
+            f"{target}: refusing to replace a run (a case table, a run of JSON Lines or an Inspect log): RunLens never "
+            "writes a report over one; choose another output path"
+        )
+
+
 def write_atomic(path: Union[str, os.PathLike], text: Union[str, bytes, Iterable[str]]) -> Path:
     """Write to ``path`` through a temporary file in the same folder and a rename (``text`` may come in pieces).
 
@@ -195,6 +218,7 @@ def write_atomic(path: Union[str, os.PathLike], text: Union[str, bytes, Iterable
     permissions the user's umask gives (0666 & ~umask); a replaced file keeps its own.
     """
     target = check_output_path(path)
+    refuse_replacing_a_run(target)
     folder = target.parent if str(target.parent) else Path(".")
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)

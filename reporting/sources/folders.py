@@ -77,6 +77,7 @@ def run_files(folder: Union[str, Path], max_bytes: Optional[int] = None) -> tupl
 _FIGURES_HEAD = re.compile(r'\{\s*"schema_version"\s*:\s*\d+\s*,\s*"cases_file"\s*:\s*("(?:[^"\\\n]|\\.){1,1024}")')
 
 
+_FIGURES_TAIL = re.compile(r'"cases_file"\s*:\s*("(?:[^"\\\n]|\\.){1,1024}")\s*\}\s*\Z')
 FIGURES_MAX_BYTES = 64 << 20  # a figures file holds no case: one this large is read as a run, never skipped
 
 
@@ -93,6 +94,9 @@ def _figures_beside_table(path: Path) -> Optional[str]:
         with open(path, "rb") as handle:
             head = handle.read(4096).decode("utf-8", "replace")
             found = _FIGURES_HEAD.match(head.lstrip("\ufeff \t\r\n"))
+            if found is None:  # (RunLens before 217c77e wrote the key last)
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4096))
+                found = _FIGURES_TAIL.search(handle.read(4096).decode("utf-8", "replace"))
             table = json.loads(found.group(1)) if found else None
             if not isinstance(table, str) or not table.lower().endswith(".parquet") or not _beside(path, table):
                 return None

@@ -27,6 +27,7 @@ from reporting.format.parquet import case_table, write_case_table
 from reporting.format.problems import InputError, Problem
 from reporting.format.schema import RunMeta, RunReport
 from reporting.format.writing import dumps, write_atomic
+from reporting.textsafe import file_name
 
 FORMAT = "runlens-store"
 VERSION = 1
@@ -281,7 +282,7 @@ class Store:
             cases=cases,
             path=str(folder / f"{key}.parquet"),
             source=meta.source.model_dump() if meta.source is not None else None,
-            file=os.path.basename(file),
+            file=file_name(file),
         )
         self._make_folders(folder)
         write_case_table(table(), self.root / stored.path)
