@@ -115,6 +115,10 @@ def test_the_verbs_write_the_same_bytes_held_or_plain(tmp_path, monkeypatch, cap
     from reporting.cli import main
 
     monkeypatch.setattr(columnar, "CHUNK", 128)
+    if verb == "lines":  # recompute's large-run writer: one case a line, made over the table's columns
+        from reporting.commands import reports
+
+        monkeypatch.setattr(reports, "COMPACT_ABOVE", 100)
     path = tmp_path / "run.json"
     path.write_text(json.dumps(_run(500)))
     outputs = {}
@@ -123,7 +127,7 @@ def test_the_verbs_write_the_same_bytes_held_or_plain(tmp_path, monkeypatch, cap
             monkeypatch.setattr(columnar_checks, "repeated_kept", lambda table: table)
         run = reporting.load_run(str(path)).run
         assert _held(run.cases.table)["category"] == (how == "held")
-        suffix = {"recompute": "json", "export": "html", "lines": "jsonl"}[verb]
+        suffix = {"recompute": "json", "export": "html", "lines": "lines.json"}[verb]  # (a report is never .jsonl)
         out = tmp_path / f"{how}.{suffix}"
         argv = ["export" if verb == "export" else "recompute", str(path), "-o", str(out)]
         argv += ["--timestamp", "2026-11-01T00:00:00Z"] if verb == "export" else []
