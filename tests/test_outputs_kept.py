@@ -395,3 +395,34 @@ def test_a_store_keeps_a_name_not_utf8_as_text(tmp_path, capsys):
         store = tmp_path / f"store{len(raw)}"
         assert main(["store", "add", "--store", str(store), source]) == 0, capsys.readouterr().err
         assert "\ufffd" in json.dumps([json.loads(p.read_text()) for p in store.rglob("*.json")], ensure_ascii=False)
+
+
+def test_devices_fifos_strict_streams_and_a_full_disk(tmp_path, monkeypatch):
+    """-o naming a FIFO replaced it with a file (as root, a device too); a name not UTF-8 printed to a stream whose
+    encoding refuses it was an internal error; a store's table on a full disk was an internal error."""
+    import io
+    import sys
+
+    from reporting.format import parquet
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for argv in (["recompute", SAMPLE, "-o", str(fifo)], ["export", SAMPLE, "-o", str(fifo)]):
+        assert main(argv) == 2
+        assert fifo.is_fifo()
+    named = os.fsdecode(os.fsencode(tmp_path) + b"/r\xff.json")
+    Path(named).write_text(Path(SAMPLE).read_text())
+    strict = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
+    monkeypatch.setattr(sys, "stdout", strict)
+    assert main(["validate", named]) == 0
+    strict.flush()
+    assert b"r\\udcff.json: ok" in strict.buffer.getvalue()
+    monkeypatch.undo()
+
+    def full(table, handle):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(parquet, "fill_case_table", full)
+    with pytest.raises(OutputError, match="No space left on device"):
+        write_case_table(case_table(reporting.read_run(SAMPLE)), tmp_path / "t.parquet")
+    assert not (tmp_path / "t.parquet").exists() and not list(tmp_path.glob(".t.parquet*"))

@@ -42,13 +42,20 @@ def _safe(text: str) -> str:
 
 
 def _out(text: str) -> None:
-    sys.stdout.write(_safe(text[:-1] if text.endswith("\n") else text))
+    _written(sys.stdout, _safe(text[:-1] if text.endswith("\n") else text))
 
 
 def _err(text: str) -> None:
-    # (a path of bytes not UTF-8 carries lone surrogates: written as their escapes, whatever the stream's errors)
-    line = _safe(text[:-1] if text.endswith("\n") else text)
-    sys.stderr.write(line.encode("utf-8", "backslashreplace").decode("utf-8"))
+    _written(sys.stderr, _safe(text[:-1] if text.endswith("\n") else text))
+
+
+def _written(stream, text: str) -> None:
+    """A path of bytes not UTF-8 carries lone surrogates: a stream whose encoding refuses them gets their escapes (the
+    text is encoded whole before any of it is written, so nothing is written twice)."""
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        stream.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def _filters(args: argparse.Namespace) -> Filters:

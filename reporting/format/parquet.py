@@ -174,11 +174,13 @@ def write_case_table(table, path: Union[str, Path]) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):  # (a full disk, a quota: said as the output's problem)
+            raise OutputError(f"{target}: cannot write: {exc.strerror or type(exc).__name__}") from None
         raise
 
 

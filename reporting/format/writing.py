@@ -146,6 +146,8 @@ def check_output_path(path: Union[str, os.PathLike]) -> Path:
 def _checked_output(path: Union[str, os.PathLike], target: Path) -> Path:
     if target.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name for the output")
+    if target.exists() and not target.is_file():  # (a device or a FIFO would be replaced by a regular file)
+        raise OutputError(f"{path}: is not a regular file (a device, a FIFO or a socket); give a file name")
     if target.name.lower().endswith(KEPT_SUFFIXES) and os.path.lexists(target):
         raise OutputError(
             f"{path}: refusing to replace a review trail or verdicts file (*.reviews.jsonl and *.verdicts.jsonl are "
