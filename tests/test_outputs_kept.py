@@ -426,3 +426,19 @@ def test_devices_fifos_strict_streams_and_a_full_disk(tmp_path, monkeypatch):
     with pytest.raises(OutputError, match="No space left on device"):
         write_case_table(case_table(reporting.read_run(SAMPLE)), tmp_path / "t.parquet")
     assert not (tmp_path / "t.parquet").exists() and not list(tmp_path.glob(".t.parquet*"))
+
+
+def test_legacy_problems_name_the_artifact_and_no_folder_through_dotdot_is_left(tmp_path, capsys, monkeypatch):
+    artifact = json.loads(JBB.read_text())
+    artifact["jailbreaks"].append(
+        dict(next(j for j in artifact["jailbreaks"] if j.get("prompt") and j.get("response")))
+    )
+    path = tmp_path / "dup.jsonl"  # (a suffix of lines: the scored document is still read as one document)
+    path.write_text(json.dumps(artifact))
+    assert main(["import", "jailbreakbench", str(path), "-o", str(tmp_path / "x.json")]) == 2
+    assert f"{path} (scored): cases[" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)
+    duplicated = _inspect_with(tmp_path, lambda log: log["samples"].append(dict(log["samples"][0])))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main(["import", str(duplicated), "-o", "a/../b/c"]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

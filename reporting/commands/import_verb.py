@@ -169,9 +169,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def _missing(output: str) -> list[str]:
     """``output`` and its parents that do not exist yet, deepest first (the folders ``import`` would make)."""
-    missing, at = [], os.path.abspath(output)
-    while not os.path.lexists(at) and os.path.dirname(at) != at:
-        missing.append(at)
+    missing, at = [], os.path.normpath(output) if os.path.isabs(output) else output.rstrip(os.sep) or output
+    while at and not os.path.lexists(at) and os.path.dirname(at) != at:
+        if os.path.basename(at) not in (".", ".."):  # (never a folder reached through '..': not one made here)
+            missing.append(at)
         at = os.path.dirname(at)
     return missing
 

@@ -169,14 +169,18 @@ def score_cases(pairs: Iterable[tuple[dict, dict]], patterns: Optional[PatternSe
 
 
 def report_from_cases(
-    cases: list[dict[str, Any]], meta: dict[str, Any], seed: int = 0, schema_version: int = 1
+    cases: list[dict[str, Any]],
+    meta: dict[str, Any],
+    seed: int = 0,
+    schema_version: int = 1,
+    source: Optional[str] = None,
 ) -> dict[str, Any]:
     """A run report (schema 1, or 2 when the cases carry several judges' verdicts) with aggregate_metrics and
-    observability filled in."""
+    observability filled in. ``source``: the file the cases came from, named by any problem of the run made."""
     if schema_version < 2 and any(c.get("verdicts") for c in cases):
         schema_version = 2  # several judges' verdicts: version 2
     document = {"schema_version": schema_version, "run": meta, "cases": cases}
-    run = read_run(json.dumps(document).encode(), name=meta.get("run_id", "run"))
+    run = read_run(json.dumps(document).encode(), name=source or meta.get("run_id", "run"))
     frame = cases_frame(run)
     document["aggregate_metrics"] = aggregate_metrics(frame)
     document["observability"] = observability(frame, seed=seed)
@@ -258,7 +262,8 @@ def import_jailbreakbench(
     date = params.get("evaluation_date")
     if isinstance(date, str):
         meta["created_at"] = date + "T00:00:00Z" if len(date) == 10 else date
-    return report_from_cases(score_cases(pairs, patterns), meta), skipped, problems
+    scored = f"{path_text(label)} (scored)"  # (a name, never a suffix that would make the document read as lines)
+    return report_from_cases(score_cases(pairs, patterns), meta, source=scored), skipped, problems
 
 
 def _verdict(passed: bool, score: float, explanation: str) -> dict[str, Any]:
