@@ -134,16 +134,16 @@ def cmd_import(args: argparse.Namespace) -> int:
                     yield case
 
             try:
-                header_metadata(document, label)  # the run's header as the reader checks it (the table's metadata)
                 with gc_paused():
-                    if parquet:
+                    if parquet:  # (the header checked as the reader checks it when the table's metadata is made)
                         from reporting.format.import_table import write_import_table
 
                         fill = functools.partial(
-                            write_import_table, header=document, cases=count(document["cases"]), label=path
+                            write_import_table, header=document, cases=count(document["cases"]), label=label
                         )
                         staged.write_with(target, fill)
                     else:
+                        header_metadata(document, label)  # the run's header as the reader checks it
                         staged.write(target, document_chunks({**document, "cases": count(document["cases"])}))
             except SHAPE_ERRORS as exc:  # a streamed case the reader could not make: nothing is written
                 if isinstance(exc, (InputError, OutputError)):  # a case the format refuses; an output not written

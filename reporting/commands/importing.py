@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import BinaryIO, Optional
 
 from reporting.format.problems import InputError, Problem
+from reporting.format.reading import turn_values
 from reporting.format.schema import Case, state_problem
 from reporting.format.strict_json import _nonfinite_and_depth as nonfinite_and_depth
 from reporting.format.writing import OutputError, current_umask
@@ -120,7 +121,6 @@ def _remove(path: Optional[str]) -> None:
 
 
 CASE_FIELDS = frozenset(Case.model_fields)
-PLAIN = (str, bool, type(None))  # values with nothing to check (as the reader's ``turn_values``)
 
 
 class CaseScreen:
@@ -171,32 +171,32 @@ class CaseScreen:
 
     def _free_form(self, index: int, case: dict) -> None:
         """The free-form values the reader checks (finite numbers, integers in range, nesting at most 64 deep), each
-        from where the reader starts: a case's extras, each turn's own fields, each tool call's fields (its
-        arguments), a limit's fields."""
+        from where the reader starts (``reading.turn_values`` for a conversation): a case's extras, each turn's own
+        fields, each tool call's arguments and own fields, a limit's fields."""
+        found: list[tuple[str, object]] = []
+        messages = case.get("messages")
+        if _turn_dicts(messages):  # (turns of another shape: the format's model says what is wrong as it is written)
+            found += turn_values(messages)
+        limit = case.get("limit")
+        if type(limit) is dict:
+            found += ((f"limit.{name}", value) for name, value in limit.items())
+        found += ((key, value) for key, value in case.items() if key not in CASE_FIELDS)
         problems: list[Problem] = []
-        at = f"the run made of it: cases[{index}]"
-
-        def walk(where: str, value: object) -> None:
-            if type(value) not in PLAIN:
-                nonfinite_and_depth(self.label, f"{at}.{where}", value, problems)
-
-        for key, value in case.items():
-            if key == "messages" and type(value) is list:
-                for j, turn in enumerate(value):
-                    for name, own in turn.items() if type(turn) is dict else ():
-                        if name == "tool_calls" and type(own) is list:
-                            for k, call in enumerate(own):
-                                for field, given in call.items() if type(call) is dict else ():
-                                    walk(f"messages[{j}].tool_calls[{k}].{field}", given)
-                        else:
-                            walk(f"messages[{j}].{name}", own)
-            elif key == "limit" and type(value) is dict:
-                for name, own in value.items():
-                    walk(f"limit.{name}", own)
-            elif key not in CASE_FIELDS:
-                walk(key, value)
+        for where, value in found:
+            nonfinite_and_depth(self.label, f"the run made of it: cases[{index}].{where}", value, problems)
         if problems:
             raise InputError(problems)
+
+
+def _turn_dicts(messages: object) -> bool:
+    """Whether ``messages`` is a list of turns as dicts, their tool calls lists of dicts."""
+    if type(messages) is not list:
+        return False
+    for turn in messages:
+        calls = turn.get("tool_calls") if type(turn) is dict else None
+        if type(turn) is not dict or not (calls is None or type(calls) is list and all(type(c) is dict for c in calls)):
+            return False
+    return True
 
 
 def _roles(messages: object) -> list[object]:

@@ -195,13 +195,14 @@ def turn_values(turns: Any) -> Iterator[tuple[str, Any]]:
     """The free-form values of a conversation that have something to check, with where they are: each turn's own
     fields (``messages[j].key``), each tool call's arguments (an object) and own fields; a text, a flag or a null
     left out (every turn of an imported log holds a few: their paths cost more than the checks). ``turns``:
-    ``Message`` models, or the dicts they dump to (the columnar reader's, which checks them the same way)."""
+    ``Message`` models, or dicts of their shape (the columnar reader's, which checks them the same way; import's, as a
+    tool's file gave them: a declared key may be missing)."""
     for j, turn in enumerate(turns or ()):
         for key, value in _own_fields(turn, Message.model_fields):
             if type(value) not in _PLAIN:
                 yield f"messages[{j}].{key}", value
-        for k, call in enumerate(turn["tool_calls"] if isinstance(turn, dict) else turn.tool_calls):
-            arguments = call["arguments"] if isinstance(call, dict) else call.arguments
+        for k, call in enumerate((turn.get("tool_calls") or ()) if isinstance(turn, dict) else turn.tool_calls):
+            arguments = call.get("arguments") if isinstance(call, dict) else call.arguments
             if isinstance(arguments, dict):
                 yield f"messages[{j}].tool_calls[{k}].arguments", arguments
             for key, value in _own_fields(call, ToolCall.model_fields):
@@ -211,9 +212,9 @@ def turn_values(turns: Any) -> Iterator[tuple[str, Any]]:
 
 def _own_fields(item: Any, declared: Any) -> Any:
     """A turn's or a tool call's fields beyond the model's: a model's extras, or a dict's keys it does not declare (a
-    dict as the model dumps it: every declared key, so more keys than those only where it has fields of its own)."""
+    dict as the model dumps it, every key declared, has none: told by one subset test)."""
     if isinstance(item, dict):
-        return ((key, value) for key, value in item.items() if key not in declared) if len(item) > len(declared) else ()
+        return () if item.keys() <= declared.keys() else ((k, v) for k, v in item.items() if k not in declared)
     return (item.__pydantic_extra__ or {}).items()
 
 
