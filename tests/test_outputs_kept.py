@@ -274,9 +274,11 @@ def test_recompute_writes_no_report_under_a_run_name(tmp_path, capsys):
     bare .parquet broke the folder they landed in."""
     assert main(["import", str(GARAK), "-o", str(tmp_path / "t.parquet")]) == 0
     before = _files(tmp_path)
-    for name in ("t.parquet", "o.jsonl", "o.ndjson", "o.eval"):
+    assert main(["recompute", SAMPLE, "-o", str(tmp_path / "t.parquet")]) == 2
+    assert "t.parquet: refusing to replace a run (a case table" in capsys.readouterr().err
+    for name in ("o.jsonl", "o.ndjson", "o.eval", "O.JSONL"):
         assert main(["recompute", SAMPLE, "-o", str(tmp_path / name)]) == 2
-        assert "recompute writes its report as JSON" in capsys.readouterr().err
+        assert f"{name}: refusing this name: it is a run's" in capsys.readouterr().err
     for name in ("o.eval", ".parquet", ".json", "o"):
         assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / name)]) == 2
         assert "-o names the figures' JSON file" in capsys.readouterr().err

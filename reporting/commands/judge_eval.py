@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any, Optional
 
-from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out
+from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out, check_report_output
 from reporting.textsafe import shown
 
 BASES = ("human", "benchmark judge", "by construction")
@@ -110,15 +110,10 @@ def _measured(args: argparse.Namespace) -> tuple[Any, str, str, str]:
 
 def cmd_judge_eval(args: argparse.Namespace) -> int:
     from reporting.analysis.validity import build_card, card_document, measure
-    from reporting.format.writing import check_output_path, dumps, write_atomic
+    from reporting.format.writing import dumps, write_atomic
 
     if args.output:
-        for source in (args.labels, args.run, args.reviews):
-            if source:
-                from reporting.commands import _refuse_overwriting_input
-
-                _refuse_overwriting_input(args.output, source)
-        check_output_path(args.output)
+        check_report_output(args.output, *[source for source in (args.labels, args.run, args.reviews) if source])
     found, name, basis, how = _measured(args)
     if not found.verdicts:
         raise BadInput("judge-eval: no label matched a case that a judge judged; nothing to measure")

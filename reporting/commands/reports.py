@@ -20,6 +20,7 @@ from reporting.commands import (
     _load_valid,
     _out,
     _refuse_overwriting_input,
+    check_report_output,
     load_run,
     mapped,
 )
@@ -106,21 +107,17 @@ def _rubric_problems(report) -> int:
     return EXIT_OK
 
 
-NOT_FIGURES = (".parquet", ".jsonl", ".ndjson", ".eval")  # run suffixes a report written as JSON never takes
 COMPACT_ABOVE = 10_000  # cases above which recompute writes compact JSON (one case a line)
 
 
 def cmd_recompute(args: argparse.Namespace) -> int:
     from reporting.commands.beside import table_beside, write_beside
 
-    if args.output:
-        _refuse_overwriting_input(args.output, args.run)
+    if args.output and args.format == "parquet":
+        _refuse_overwriting_input(args.output, args.run)  # (and both outputs new: table_beside)
         check_output_path(args.output)
-        if args.format != "parquet" and Path(args.output).name.lower().endswith(NOT_FIGURES):
-            raise BadInput(
-                f"{args.output}: refusing this name: recompute writes its report as JSON, so name -o OUT.json (under "
-                "this name it would be taken for a run of another kind, or go over one)"
-            )
+    elif args.output:
+        check_report_output(args.output, args.run)
     table_path = table_beside(args) if args.format == "parquet" else None
     run = _load_valid(args.run)
     from reporting.report.serialise import report_document
@@ -157,8 +154,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     output = args.output or (None if args.pdf else default_html_path(args.run))
     for path in (output, args.pdf):
         if path:
-            _refuse_overwriting_input(path, args.run)
-            check_output_path(path)
+            check_report_output(path, args.run)
     if args.pdf and output and Path(output).resolve() == Path(args.pdf).resolve():
         raise BadInput("--pdf and -o name the same file: give each its own")
     report = _report(args, run)
@@ -196,9 +192,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     base, candidate = _load_valid(args.base), _load_valid(args.candidate)
     for output in (args.output, args.html):
         if output:
-            _refuse_overwriting_input(output, args.base)
-            _refuse_overwriting_input(output, args.candidate)
-            check_output_path(output)
+            check_report_output(output, args.base, args.candidate)
     if args.pair_on != "probe_id":
         from reporting.analysis.pairing import paired_on
 
@@ -262,7 +256,7 @@ def cmd_trend(args: argparse.Namespace) -> int:
 
     for output in (args.output, args.html):
         if output:
-            check_output_path(output)
+            check_report_output(output)
     runs, paths = _runs_in(args.folder)
     for output in (args.output, args.html):
         for path in paths if output else ():

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out
-from reporting.format.writing import check_output_path, dumps, write_atomic
+from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out, check_report_output
+from reporting.format.writing import dumps, write_atomic
 from reporting.textsafe import shown
 
 
@@ -60,12 +60,12 @@ def _outputs(args: argparse.Namespace, store) -> None:
     own files (an HTML page over a run record would leave the store unreadable)."""
     outputs = [output for output in (args.output, getattr(args, "html", None)) if output]
     for output in outputs:
-        check_output_path(output)
         if store.holds(output):
             raise BadInput(
                 f"{shown(output)}: refusing to write inside the store {shown(args.store)} (the store holds only "
                 "what `store add` writes); choose an output path outside the store's folder"
             )
+        check_report_output(output)
     if len(outputs) == 2 and os.path.realpath(outputs[0]) == os.path.realpath(outputs[1]):
         raise BadInput("-o and --html name the same file: give each its own")
 

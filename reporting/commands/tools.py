@@ -16,9 +16,10 @@ from reporting.commands import (
     _err,
     _load_valid,
     _out,
-    _refuse_overwriting_input,
+    check_report_output,
+    written_by_runlens,
 )
-from reporting.format.writing import check_output_path, dumps, write_atomic
+from reporting.format.writing import dumps, write_atomic
 from reporting.textsafe import json_text, one_line, shown
 
 
@@ -122,9 +123,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         return _score_run_as_judge(args, patterns)
     if args.probes is None or args.responses is None:
         raise BadInput("score needs --probes P.jsonl and --responses R.jsonl, or --run RUN to add RunLens's judge")
-    _refuse_overwriting_input(args.output, args.probes)
-    _refuse_overwriting_input(args.output, args.responses)
-    check_output_path(args.output)
+    check_report_output(args.output, args.probes, args.responses)
     judge = _judge_setup(args)
     pairs, problems = pair_inputs(args.probes, args.responses)
     if problems:
@@ -152,7 +151,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if judge:
         meta["config"], code = _run_judge(args, judge, cases, meta["config"])
     report = report_from_cases(cases, meta, schema_version=2 if args.learned or judge else 1)
-    write_atomic(args.output, dumps(report) + "\n")
+    write_atomic(args.output, dumps(written_by_runlens(report)) + "\n")
     counts = report["aggregate_metrics"]["counts"]
     _err(
         f"wrote {shown(args.output)}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, "
@@ -166,15 +165,14 @@ def _score_run_as_judge(args: argparse.Namespace, patterns) -> int:
     from reporting.scoring.learned import NAME as LEARNED
     from reporting.scoring.runs import RUNLENS_JUDGE, add_rules_judge
 
-    _refuse_overwriting_input(args.output, args.run)
-    check_output_path(args.output)
+    check_report_output(args.output, args.run)
     judge = _judge_setup(args)
     run = _load_valid(args.run)
     document = add_rules_judge(run, patterns)
     code = EXIT_OK
     if judge:
         document["run"]["config"], code = _run_judge(args, judge, document["cases"], document["run"]["config"])
-    write_atomic(args.output, dumps(document) + "\n")
+    write_atomic(args.output, dumps(written_by_runlens(document)) + "\n")
     judged = sum(1 for c in document["cases"] if RUNLENS_JUDGE in (c.get("verdicts") or {}))
     _err(
         f"wrote {shown(args.output)}: {RUNLENS_JUDGE} and {LEARNED} judged {judged} of {len(document['cases'])} case(s)"

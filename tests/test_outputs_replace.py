@@ -1,0 +1,122 @@
+"""A report's output never replaces a run RunLens did not write (the third audit's H1): another tool's run (garak,
+promptfoo, Inspect, a benchmark's), a case table, or a run of RunLens's format written by a harness or by import. A
+report RunLens wrote, or a scored run, is replaced by the next, as before. Every verb says so before its work (H7/H8:
+a run's name was refused only when the file existed, and only after the work, a judge's calls included)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from reporting.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+SAMPLE = str(ROOT / "sample_runs" / "acme-assistant-v1.json")
+OTHER = str(ROOT / "sample_runs" / "acme-assistant-v2.json")
+SUITE = ROOT / "reporting" / "scoring" / "suites"
+PROBES = str(SUITE / "agent-safety-core.probes.jsonl")
+RESPONSES = str(SUITE / "responses" / "acme-assistant-v2.responses.jsonl")
+
+# (what the file is, the fixture copied to the output path under a .json name, what the refusal names)
+HELD = [
+    ("promptfoo", FIXTURES / "promptfoo" / "promptfoo.json", "a promptfoo output file"),
+    ("inspect", FIXTURES / "inspect" / "2025-05-12T20-28-13-04-00_popularity.json", "an Inspect AI log"),
+    ("jailbreakbench", FIXTURES / "jailbreakbench" / "PAIR-black_box-gpt-3.5-turbo-1106.json", "a JailbreakBench"),
+    ("garak", FIXTURES / "garak" / "peers_repeat_small.report.jsonl", "a garak report.jsonl"),
+    ("harness", Path(SAMPLE), "a run RunLens did not write"),
+]
+
+
+def _verbs(out: Path) -> list[list[str]]:
+    return [
+        ["recompute", SAMPLE, "-o", str(out)],
+        ["export", SAMPLE, "-o", str(out)],
+        ["compare", SAMPLE, OTHER, "-o", str(out)],
+        ["compare", SAMPLE, OTHER, "--html", str(out)],
+        ["trend", str(ROOT / "sample_runs"), "-o", str(out)],
+        ["score", "--probes", PROBES, "--responses", RESPONSES, "-o", str(out)],
+        ["score", "--run", SAMPLE, "-o", str(out)],
+    ]
+
+
+@pytest.mark.parametrize("kind,source,named", HELD, ids=[h[0] for h in HELD])
+def test_no_report_replaces_a_run_it_did_not_write(tmp_path, capsys, kind, source, named):
+    out = tmp_path / "taken.json"
+    shutil.copyfile(source, out)
+    before = out.read_bytes()
+    for argv in _verbs(out):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert f"{out}: refusing to replace {named}" in err, (argv, err)
+        assert out.read_bytes() == before, argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken.json"]  # nothing left beside it
+
+
+def test_an_imported_run_is_not_replaced_but_a_report_is(tmp_path, capsys):
+    imported = tmp_path / "imported.json"
+    assert (
+        main(
+            ["import", str(FIXTURES / "jailbreakbench" / "PAIR-black_box-gpt-3.5-turbo-1106.json"), "-o", str(imported)]
+        )
+        == 0
+    )
+    before = imported.read_bytes()
+    assert main(["recompute", SAMPLE, "-o", str(imported)]) == 2
+    assert "refusing to replace a run RunLens did not write" in capsys.readouterr().err
+    assert imported.read_bytes() == before
+    # the verb's own earlier output is replaced by the next: a report, a scored run, an HTML page
+    report, scored, page = tmp_path / "report.json", tmp_path / "scored.json", tmp_path / "page.html"
+    for argv in (
+        ["recompute", SAMPLE, "-o", str(report)],
+        ["recompute", OTHER, "-o", str(report)],
+        ["score", "--probes", PROBES, "--responses", RESPONSES, "-o", str(scored)],
+        ["score", "--probes", PROBES, "--responses", RESPONSES, "-o", str(scored), "--run-id", "again"],
+        ["score", "--run", SAMPLE, "-o", str(scored)],
+        ["recompute", OTHER, "-o", str(scored)],
+        ["export", SAMPLE, "-o", str(page)],
+        ["export", OTHER, "-o", str(page)],
+    ):
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+    assert b"acme-assistant-v2" in report.read_bytes() and b"acme-assistant-v2" in scored.read_bytes()
+    assert b"acme-assistant-v2" in page.read_bytes()
+
+
+def test_a_scored_run_names_runlens_as_it_was_written(tmp_path):
+    """The mark a later output reads: schema_version first, then RunLens as the generator, as a report has it."""
+    scored = tmp_path / "scored.json"
+    assert main(["score", "--probes", PROBES, "--responses", RESPONSES, "-o", str(scored)]) == 0
+    head = scored.read_text(encoding="utf-8")[:120]
+    assert head.startswith('{\n  "schema_version": 2,\n  "generator": {\n    "name": "runlens",'), head
+    import reporting
+
+    assert reporting.load_run(str(scored)).ok  # still a run every verb reads
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "OUT.NDJSON", "out.parquet", "out.eval"])
+def test_a_run_name_is_refused_before_the_work(tmp_path, capsys, name):
+    """score with a judge endpoint was refused only at the end, after every call; trend and compare only when the
+    file existed. Now every report verb refuses the name first: here score's inputs do not even exist, and its
+    endpoint is a port nothing listens on (a call would fail the run, not name the output)."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    store = tmp_path / "store"
+    assert main(["store", "add", SAMPLE, "--store", str(store)]) == 0
+    out = str(tmp_path / name)
+    missing = str(tmp_path / "missing.jsonl")
+    for argv in (
+        ["score", "--probes", missing, "--responses", missing, "-o", out, "--judge", f"http://127.0.0.1:{port}/v1"]
+        + ["--judge-model", "m", "--judge-format", "llama-guard"],
+        ["trend", str(ROOT / "sample_runs"), "-o", out],
+        ["compare", SAMPLE, OTHER, "--html", out],
+        ["export", SAMPLE, "--pdf", out],
+        ["store", "trend", "--store", str(store), "-o", out],
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert f"{name}: refusing this name: it is a run's" in err, (argv, err)
+    assert [p.name for p in tmp_path.iterdir()] == ["store"]
