@@ -120,3 +120,27 @@ def test_a_run_name_is_refused_before_the_work(tmp_path, capsys, name):
         err = capsys.readouterr().err
         assert f"{name}: refusing this name: it is a run's" in err, (argv, err)
     assert [p.name for p in tmp_path.iterdir()] == ["store"]
+
+
+def test_figures_with_their_keys_sorted_are_skipped_beside_their_table(tmp_path, capsys):
+    """Figures of `recompute --format parquet` whose keys another tool sorted (jq -S: cases_file neither first nor
+    last) stopped a folder scan, naming the field (the third audit's H6). Now they are skipped as their table's
+    companion; a run that names a table but holds its cases is still read."""
+    import json
+
+    from reporting.sources.folders import run_files
+
+    assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / "v1.json")]) == 0
+    figures = tmp_path / "v1.json"
+    figures.write_text(json.dumps(json.loads(figures.read_text()), indent=2, sort_keys=True))
+    assert not figures.read_text().lstrip("{ \n").startswith('"cases_file"')  # (neither first nor last)
+    assert not figures.read_text().rstrip("} \n").endswith('"v1.parquet"')
+    run = json.loads(Path(OTHER).read_text())
+    (tmp_path / "holds.json").write_text(json.dumps({**run, "cases_file": "v1.parquet"}, sort_keys=True))
+    runs, skipped = run_files(tmp_path)
+    assert [p.name for p in runs] == ["holds.json", "v1.parquet"]
+    assert [(s.name, s.companion) for s in skipped] == [("v1.json", True)]
+    assert "their case table 'v1.parquet'" in skipped[0].reason
+    capsys.readouterr()
+    assert main(["trend", str(tmp_path)]) == 0
+    assert "v1.json: skipped: the figures" in capsys.readouterr().err

@@ -79,6 +79,7 @@ _FIGURES_HEAD = re.compile(r'\{\s*"schema_version"\s*:\s*\d+\s*,\s*"cases_file"\
 
 _FIGURES_TAIL = re.compile(r'"cases_file"\s*:\s*("(?:[^"\\\n]|\\.){1,1024}")\s*\}\s*\Z')
 FIGURES_MAX_BYTES = 64 << 20  # a figures file holds no case: one this large is read as a run, never skipped
+FIGURES_SCAN_BYTES = 8 << 20  # up to this size a file is searched whole for the key, wherever it is
 
 
 def _figures_beside_table(path: Path) -> Optional[str]:
@@ -94,9 +95,13 @@ def _figures_beside_table(path: Path) -> Optional[str]:
         with open(path, "rb") as handle:
             head = handle.read(4096).decode("utf-8", "replace")
             found = _FIGURES_HEAD.match(head.lstrip("\ufeff \t\r\n"))
+            size = os.fstat(handle.fileno()).st_size
             if found is None:  # (RunLens before 217c77e wrote the key last)
-                handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4096))
+                handle.seek(max(0, size - 4096))
                 found = _FIGURES_TAIL.search(handle.read(4096).decode("utf-8", "replace"))
+            if found is None and size <= FIGURES_SCAN_BYTES:  # (its keys put in another order: jq -S, a script)
+                handle.seek(0)
+                return _figures_named_inside(path, handle.read(FIGURES_SCAN_BYTES + 1))
             table = json.loads(found.group(1)) if found else None
             if not isinstance(table, str) or not table.lower().endswith(".parquet") or not _beside(path, table):
                 return None
@@ -107,6 +112,26 @@ def _figures_beside_table(path: Path) -> Optional[str]:
     document, problems = strict_loads(path.name, data) if len(data) <= FIGURES_MAX_BYTES else (None, [])
     if problems or not isinstance(document, dict) or document.get("cases"):
         return None
+    return _figures_skipped(table)
+
+
+def _figures_named_inside(path: Path, data: bytes) -> Optional[str]:
+    """``_figures_beside_table`` for a small file whose ``cases_file`` is neither its first key nor its last: parsed
+    only when the key's name is in it."""
+    from reporting.format.strict_json import strict_loads
+
+    if b'"cases_file"' not in data or len(data) > FIGURES_SCAN_BYTES:
+        return None
+    document, problems = strict_loads(path.name, data)
+    if problems or not isinstance(document, dict) or document.get("cases"):
+        return None
+    table = document.get("cases_file")
+    if not isinstance(table, str) or not table.lower().endswith(".parquet") or not _beside(path, table):
+        return None
+    return _figures_skipped(table)
+
+
+def _figures_skipped(table: str) -> str:
     return f"the figures `recompute --format parquet` wrote; the run is their case table {table!r}, read beside them"
 
 
