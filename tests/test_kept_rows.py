@@ -318,3 +318,20 @@ def test_a_large_runs_filter_copies_its_kept_rows_when_their_table_is_small(monk
         assert json.dumps(reports[0].metrics, sort_keys=True, default=str) == json.dumps(
             reports[1].metrics, sort_keys=True, default=str
         )
+
+
+@pytest.mark.parametrize("limit", [0, 1, 3, 17, 1000])
+@pytest.mark.parametrize("filters", [Filters(), *FILTERS], ids=repr)
+def test_the_case_tables_top_is_the_worst_orders_head(filters, limit):
+    """The Cases page lists the top of the worst order by the engine's LIMIT (no sort of every kept case): the same
+    positions as the whole order's head, and as many cases counted, ties (weighted risk, risk) included."""
+    tied = json.loads(json.dumps(_data().run.model_dump(mode="json")))
+    for i, record in enumerate(tied["cases"]):
+        record["risk_score"] = (i % 3) / 2 if record.get("passed") is not None else None
+    for data in (_data(), make_run_data(load_run(json.dumps(tied).encode(), "t.json"))):
+        whole = build_report(data, filters=filters, with_observability=False).worst_order
+        report = build_report(data, filters=filters, with_observability=False)
+        top, evaluated = report.worst_top(limit)
+        assert "worst_order" not in report.__dict__  # (the whole order was not made)
+        np.testing.assert_array_equal(top, whole[:limit])
+        assert evaluated == len(whole) == int(report.frame["passed"].notna().sum())

@@ -116,6 +116,7 @@ FAILURE_MODES = """
 SELECT mode, count(*) AS n FROM (SELECT unnest(detected_failure_modes) AS mode FROM cases WHERE passed IS NOT NULL)
 WHERE mode IS NOT NULL GROUP BY mode ORDER BY n DESC, mode ASC"""
 WORST = f"SELECT pos FROM cases WHERE passed IS NOT NULL ORDER BY {WORST_ORDER}"
+EVALUATED = "SELECT count(*) FROM cases WHERE passed IS NOT NULL"
 # Each probe's repetitions and failures (a probe: the cases of one ``probe_key``, reporting.analysis.repetitions),
 # in order of first appearance.
 REPETITIONS = """
@@ -283,6 +284,11 @@ class Session:
         sql = WORST if limit is None else f"{WORST} LIMIT {int(limit)}"
         positions = (connection or self.connection).execute(sql).fetchnumpy()["pos"]
         return np.asarray(positions, dtype=np.int64)
+
+    def evaluated(self, connection: Any = None) -> int:
+        """How many cases ``WORST`` orders: the evaluated ones."""
+        found = (connection or self.connection).execute(EVALUATED).fetchone()
+        return int(found[0]) if found else 0
 
     def repetitions(self, connection: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Each probe's repetitions and failures (``REPETITIONS``), of a table with ``probe_key`` (``case_table``)."""

@@ -207,6 +207,18 @@ class Report:
         with Session(table, kept) as engine:
             return engine.worst_positions()
 
+    def worst_top(self, limit: int) -> tuple[Any, int]:
+        """The first ``limit`` positions of ``worst_order`` and how many it holds, without putting every kept case
+        in order (the engine's top ``limit`` of the same total order), unless the order is made already."""
+        from reporting.analysis.engine import Session
+
+        table, kept = self.data.table, self.rows.mask
+        if "worst_order" in self.__dict__ or table is None or len(table) != len(self.data.frame):
+            order = self.worst_order
+            return order[:limit], len(order)
+        with Session(table, kept) as engine:
+            return engine.worst_positions(limit), engine.evaluated()
+
     def columns(self, names: Sequence[str]) -> pd.DataFrame:
         """The kept cases' ``names`` columns alone (``KeptRows.columns``)."""
         return self.rows.columns(names)

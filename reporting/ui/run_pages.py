@@ -252,12 +252,12 @@ def cases() -> None:
         st.subheader(f"Not evaluated ({len(view.errors):,})")
         table(view.errors[["probe_id", "category", "severity", "error"]], hide_index=True)
     st.subheader("All cases")
-    order = view.worst_order  # the kept rows read only where the table lists them
-    if len(order) > CASE_TABLE_CAP:
+    top, evaluated = view.worst_top(CASE_TABLE_CAP)  # the kept rows read only where the table lists them
+    if evaluated > CASE_TABLE_CAP:
         st.caption(
-            f"The {CASE_TABLE_CAP:,} highest-risk of {len(order):,} cases are listed; filter or search to see others."
+            f"The {CASE_TABLE_CAP:,} highest-risk of {evaluated:,} cases are listed; filter or search to see others."
         )
-    listed = view.at(order[:CASE_TABLE_CAP], CASE_COLUMNS)
+    listed = view.at(top, CASE_COLUMNS)
     event = table(case_rows(listed), hide_index=True, on_select="rerun", selection_mode="single-row", key="case_table")
     picked = None
     rows = getattr(getattr(event, "selection", None), "rows", [])
