@@ -27,7 +27,9 @@ HELD = [
     ("inspect", FIXTURES / "inspect" / "2025-05-12T20-28-13-04-00_popularity.json", "an Inspect AI log"),
     ("jailbreakbench", FIXTURES / "jailbreakbench" / "PAIR-black_box-gpt-3.5-turbo-1106.json", "a JailbreakBench"),
     ("garak", FIXTURES / "garak" / "peers_repeat_small.report.jsonl", "a garak report.jsonl"),
-    ("harness", Path(SAMPLE), "a run RunLens did not write"),
+    ("hitlog", FIXTURES / "garak" / "peers_repeat_small.hitlog.jsonl", "a garak hit log"),
+    ("avid", FIXTURES / "garak" / "peers_repeat_small.avid.jsonl", "a garak AVID export"),
+    ("harness", Path(SAMPLE), "a run RunLens did not mark as its own"),
 ]
 
 
@@ -66,7 +68,7 @@ def test_an_imported_run_is_not_replaced_but_a_report_is(tmp_path, capsys):
     )
     before = imported.read_bytes()
     assert main(["recompute", SAMPLE, "-o", str(imported)]) == 2
-    assert "refusing to replace a run RunLens did not write" in capsys.readouterr().err
+    assert "refusing to replace a run RunLens did not mark as its own" in capsys.readouterr().err
     assert imported.read_bytes() == before
     # the verb's own earlier output is replaced by the next: a report, a scored run, an HTML page
     report, scored, page = tmp_path / "report.json", tmp_path / "scored.json", tmp_path / "page.html"
@@ -144,3 +146,120 @@ def test_figures_with_their_keys_sorted_are_skipped_beside_their_table(tmp_path,
     capsys.readouterr()
     assert main(["trend", str(tmp_path)]) == 0
     assert "v1.json: skipped: the figures" in capsys.readouterr().err
+
+
+def _shapes(tmp_path: Path) -> dict[str, Path]:
+    """A harness's run in every shape RunLens reads it (docs/report-format.md) and key order a tool may give it."""
+    import json
+
+    document = json.loads(Path(SAMPLE).read_text())
+    shapes = {
+        "array.json": json.dumps(document["cases"]),
+        "lines.json": "".join(json.dumps(case) + "\n" for case in document["cases"]),
+        "sorted.json": json.dumps(document, sort_keys=True, indent=2),  # jq -S: aggregate_metrics first
+        "schema-first.json": json.dumps({"$schema": "x", **document}),
+        "spaced.json": " " * 300 + "\n" + json.dumps(document),
+    }
+    for name, text in shapes.items():
+        (tmp_path / name).write_text(text)
+    import reporting
+
+    assert all(reporting.load_run(str(tmp_path / name)).ok for name in shapes)  # each one a run the reader reads
+    return {name: tmp_path / name for name in shapes}
+
+
+def test_a_run_in_any_shape_or_key_order_is_kept(tmp_path, capsys):
+    """The second audit of this guard: a bare array of cases, JSON Lines under a .json name, keys sorted by jq -S, a
+    $schema key first, or a long run of blanks before the object were replaced by every report verb."""
+    for name, path in _shapes(tmp_path).items():
+        before = path.read_bytes()
+        for argv in (["recompute", SAMPLE, "-o", str(path)], ["export", SAMPLE, "--pdf", str(path)]):
+            assert main(argv) == 2, (name, argv)
+            assert "refusing to replace a run RunLens did not mark as its own" in capsys.readouterr().err, name
+        assert path.read_bytes() == before, name
+
+
+def test_a_large_file_is_told_by_its_head(tmp_path, capsys, monkeypatch):
+    """Above 16 MB a file is read by its first megabyte (a benchmark's file, one JSON value, cannot be parsed from
+    its head): a JailbreakBench artifact and a harness's run, each read as if over the bound, are kept."""
+    from reporting.commands import outputs
+
+    monkeypatch.setattr(outputs, "WHOLE_BELOW", 1000)
+    monkeypatch.setattr(outputs, "HEAD_BYTES", 1 << 16)
+    artifact = tmp_path / "artifact.json"
+    shutil.copyfile(HELD[2][1], artifact)
+    shapes = _shapes(tmp_path)
+    for path, named in [(artifact, "a JailbreakBench"), *[(p, "a run RunLens did not mark") for p in shapes.values()]]:
+        assert path.stat().st_size > 1000
+        before = path.read_bytes()
+        assert main(["recompute", SAMPLE, "-o", str(path)]) == 2
+        assert f"refusing to replace {named}" in capsys.readouterr().err, path.name
+        assert path.read_bytes() == before
+    page = tmp_path / "page.html"
+    page.write_text("<!doctype html>" + "x" * 5000)
+    assert main(["recompute", SAMPLE, "-o", str(page)]) == 0  # no run: replaced, as before
+
+
+def test_a_run_put_there_during_the_work_is_kept(tmp_path, capsys, monkeypatch):
+    """The file is looked at again as the report is written: a run copied to -o while recompute worked was
+    replaced."""
+    from reporting.commands import reports
+
+    out = tmp_path / "out.json"
+    made = reports._report
+
+    def meanwhile(*args, **kwargs):
+        shutil.copyfile(OTHER, out)
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(reports, "_report", meanwhile)
+    assert main(["recompute", SAMPLE, "-o", str(out)]) == 2
+    assert "refusing to replace a run" in capsys.readouterr().err
+    assert out.read_bytes() == Path(OTHER).read_bytes()
+
+
+def test_a_file_that_cannot_be_read_is_not_replaced(tmp_path, capsys, monkeypatch):
+    """A file the user cannot read (another user's run in a shared folder) was replaced: it may be a run."""
+    from reporting.commands import outputs
+
+    out = tmp_path / "theirs.json"
+    out.write_text("{}")
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(outputs, "open", refused, raising=False)
+    assert main(["recompute", SAMPLE, "-o", str(out)]) == 2
+    assert "refusing to replace a file that cannot be read (Permission denied), which may be a run" in (
+        capsys.readouterr().err
+    )
+    assert out.read_text() == "{}"
+
+
+def test_earlier_outputs_of_runlens_are_replaced_and_old_ones_said(tmp_path, capsys):
+    """The figures beside a case table are RunLens's (replaced by a report); a scored run written before the mark
+    is refused with a message that says so; compare and trend refuse -o and --html naming one file; export and
+    compare refuse before they read their inputs."""
+    import json
+
+    assert main(["recompute", SAMPLE, "--format", "parquet", "-o", str(tmp_path / "figures.json")]) == 0
+    assert main(["recompute", SAMPLE, "-o", str(tmp_path / "figures.json")]) == 0
+    scored = tmp_path / "scored.json"
+    assert main(["score", "--probes", PROBES, "--responses", RESPONSES, "-o", str(scored)]) == 0
+    old = json.loads(scored.read_text())
+    del old["generator"]
+    scored.write_text(json.dumps(old))
+    capsys.readouterr()
+    assert main(["score", "--probes", PROBES, "--responses", RESPONSES, "-o", str(scored)]) == 2
+    assert "or one `score` wrote before it marked its runs" in capsys.readouterr().err
+    both = str(tmp_path / "both.json")
+    for argv in (["compare", SAMPLE, OTHER, "-o", both, "--html", both], ["trend", str(ROOT / "sample_runs")]):
+        argv += [] if argv[0] == "compare" else ["-o", both, "--html", both]
+        assert main(argv) == 2
+        assert "named twice as an output" in capsys.readouterr().err
+    missing = str(tmp_path / "missing.json")
+    for argv in (["export", missing, "-o", str(scored)], ["compare", missing, missing + "2", "-o", str(scored)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "refusing to replace a run" in err and "missing" not in err, err
+    assert not (tmp_path / "both.json").exists()

@@ -680,12 +680,14 @@ def test_trend_refuses_to_overwrite_an_input_run(tmp_path):
     for flag in ("-o", "--html"):
         done = cli("trend", folder, flag, folder / "acme-assistant-v1.json")
         # (said before the folder is read: the file is a run RunLens did not write, and no report replaces one)
-        assert done.returncode == 2 and "refusing to replace a run RunLens did not write" in done.stderr, done.stderr
+        assert done.returncode == 2 and "refusing to replace a run RunLens did not mark as its own" in done.stderr, (
+            done.stderr
+        )
         assert (folder / "acme-assistant-v1.json").read_bytes() == before
     link = tmp_path / "alias.json"
     link.symlink_to(folder / "acme-assistant-v2.json")
     done = cli("trend", folder, "-o", link)
-    assert done.returncode == 2 and "refusing to replace a run RunLens did not write" in done.stderr
+    assert done.returncode == 2 and "refusing to replace a run RunLens did not mark as its own" in done.stderr
     report = tmp_path / "trend.json"  # a report of RunLens is replaced by the next, but never when it is an input
     assert cli("recompute", folder / "acme-assistant-v2.json", "-o", report).returncode == 0
     (folder / "report.json").symlink_to(report)

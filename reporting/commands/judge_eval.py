@@ -12,7 +12,8 @@ import argparse
 from pathlib import Path
 from typing import Any, Optional
 
-from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out, check_report_output
+from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out
+from reporting.commands.outputs import check_report_output, write_report
 from reporting.textsafe import shown
 
 BASES = ("human", "benchmark judge", "by construction")
@@ -110,7 +111,7 @@ def _measured(args: argparse.Namespace) -> tuple[Any, str, str, str]:
 
 def cmd_judge_eval(args: argparse.Namespace) -> int:
     from reporting.analysis.validity import build_card, card_document, measure
-    from reporting.format.writing import dumps, write_atomic
+    from reporting.format.writing import dumps
 
     if args.output:
         check_report_output(args.output, *[source for source in (args.labels, args.run, args.reviews) if source])
@@ -134,7 +135,7 @@ def cmd_judge_eval(args: argparse.Namespace) -> int:
         )
     _print(cards, found)
     if args.output:
-        write_atomic(args.output, dumps(card_document(cards)) + "\n")
+        write_report(args.output, dumps(card_document(cards)) + "\n")
         _err(f"wrote {shown(args.output)}: {len(cards)} judge card(s)")
     return EXIT_OK
 

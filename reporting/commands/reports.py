@@ -20,11 +20,11 @@ from reporting.commands import (
     _load_valid,
     _out,
     _refuse_overwriting_input,
-    check_report_output,
     load_run,
     mapped,
 )
-from reporting.format.writing import check_output_path, document_chunks, dumps, write_atomic
+from reporting.commands.outputs import check_report_output, distinct_outputs, write_report
+from reporting.format.writing import check_output_path, document_chunks, dumps
 from reporting.textsafe import json_text, one_line, shown
 
 
@@ -131,7 +131,7 @@ def cmd_recompute(args: argparse.Namespace) -> int:
     if table_path is not None:
         write_beside(args.output, table_path, report, document, large)
     elif args.output:
-        write_atomic(args.output, document_chunks(document, compact_head=True) if large else dumps(document) + "\n")
+        write_report(args.output, document_chunks(document, compact_head=True) if large else dumps(document) + "\n")
         _err(f"wrote {shown(args.output)}: {report.shown} case(s), {len(report.drift)} drift finding(s)")
     else:
         _out(json_text("".join(document_chunks(document, compact_head=True)) if large else dumps(document)))
@@ -146,7 +146,6 @@ def default_html_path(source: str) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     from reporting.render.html import generated_at, render_html_pieces
 
-    run = _load_valid(args.run)
     try:
         stamp = generated_at(args.timestamp)
     except (ValueError, OverflowError, OSError) as exc:
@@ -157,6 +156,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             check_report_output(path, args.run)
     if args.pdf and output and Path(output).resolve() == Path(args.pdf).resolve():
         raise BadInput("--pdf and -o name the same file: give each its own")
+    run = _load_valid(args.run)
     report = _report(args, run)
     pieces = render_html_pieces(report, title=args.title, timestamp=stamp)
     # The file is written as it is made (its case data a thousand cases at a time); the printout needs it whole.
@@ -169,7 +169,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 size[0] += len(piece)
                 yield piece
 
-        write_atomic(output, counted(pieces if html is None else (html,)))
+        write_report(output, counted(pieces if html is None else (html,)))
         errors = f", {report.error_count} not evaluated" if report.error_count else ""
         _err(f"wrote {shown(output)}: {report.shown} of {report.total} case(s){errors}, {size[0] / 1e6:.1f} MB")
     if html is not None:
@@ -180,7 +180,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         except PdfError as exc:
             _err(f"python -m reporting export: cannot write {shown(args.pdf)}: {one_line(exc)}")
             return 2
-        write_atomic(args.pdf, pdf)
+        write_report(args.pdf, pdf)
         _err(f"wrote {shown(args.pdf)}: the printed handout ({args.paper}), {len(pdf) / 1e6:.1f} MB")
     return _rubric_problems(report)
 
@@ -189,10 +189,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from reporting.analysis.compare import changed_cases, compare_runs
     from reporting.render.presentation import comparison_reading
 
-    base, candidate = _load_valid(args.base), _load_valid(args.candidate)
     for output in (args.output, args.html):
         if output:
             check_report_output(output, args.base, args.candidate)
+    distinct_outputs(args.output, args.html)
+    base, candidate = _load_valid(args.base), _load_valid(args.candidate)
     if args.pair_on != "probe_id":
         from reporting.analysis.pairing import paired_on
 
@@ -201,7 +202,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     comparison = compare_runs(base, candidate)
     text = dumps(comparison)
     if args.output:
-        write_atomic(args.output, text + "\n")
+        write_report(args.output, text + "\n")
         _err(f"wrote {shown(args.output)}: the comparison as JSON ({comparison['paired']} paired probe(s))")
     elif not args.html:  # asked for a file only: the terminal gets the reading, not 300 lines of JSON
         _out(json_text(text))
@@ -210,7 +211,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
         failing = changed_cases(base, candidate, comparison["newly_failing"]).to_dict("records")
         passing = changed_cases(base, candidate, comparison["newly_passing"]).to_dict("records")
-        write_atomic(args.html, render_compare_html(comparison, failing, passing, timestamp=args.timestamp))
+        write_report(args.html, render_compare_html(comparison, failing, passing, timestamp=args.timestamp))
         _err(f"wrote {shown(args.html)}: the comparison as a self-contained HTML file")
     for line in comparison["warnings"] + comparison_reading(comparison):
         _err(one_line(line))
@@ -257,18 +258,19 @@ def cmd_trend(args: argparse.Namespace) -> int:
     for output in (args.output, args.html):
         if output:
             check_report_output(output)
+    distinct_outputs(args.output, args.html)
     runs, paths = _runs_in(args.folder)
     for output in (args.output, args.html):
         for path in paths if output else ():
             _refuse_overwriting_input(output, str(path))
     data = trend(runs, suite=args.suite)
     if args.output:
-        write_atomic(args.output, dumps(data) + "\n")
+        write_report(args.output, dumps(data) + "\n")
         _err(f"wrote {shown(args.output)}: the trend as JSON")
     if args.html:
         from reporting.render.html import render_trend_html
 
-        write_atomic(args.html, render_trend_html(data, timestamp=args.timestamp))
+        write_report(args.html, render_trend_html(data, timestamp=args.timestamp))
         _err(f"wrote {shown(args.html)}: the trend as a self-contained HTML file")
     for line in data["warnings"]:
         _err(one_line(line))

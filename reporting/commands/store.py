@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out, check_report_output
-from reporting.format.writing import dumps, write_atomic
+from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out
+from reporting.commands.outputs import check_report_output, write_report
+from reporting.format.writing import dumps
 from reporting.textsafe import shown
 
 
@@ -92,12 +93,12 @@ def _trend(args: argparse.Namespace) -> int:
 
     data = _computed(args, trend)
     if args.output:
-        write_atomic(args.output, dumps(data) + "\n")
+        write_report(args.output, dumps(data) + "\n")
         _err(f"wrote {shown(args.output)}: the trend as JSON")
     if args.html:
         from reporting.render.html import render_trend_html
 
-        write_atomic(args.html, render_trend_html(data))
+        write_report(args.html, render_trend_html(data))
         _err(f"wrote {shown(args.html)}: the trend as a self-contained HTML file")
     print_trend(data)
     return EXIT_OK
@@ -108,7 +109,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     data = _computed(args, latest)
     if args.output:
-        write_atomic(args.output, dumps(data) + "\n")
+        write_report(args.output, dumps(data) + "\n")
         _err(f"wrote {shown(args.output)}: the latest figures per model as JSON")
     _out(
         f"suite {shown(data['suite'])}: the newest run of {len(data['models'])} model(s), computed by {data['engine']}"
@@ -126,7 +127,7 @@ def _standing(args: argparse.Namespace) -> int:
 
     data = _computed(args, standing)
     if args.output:
-        write_atomic(args.output, dumps(data) + "\n")
+        write_report(args.output, dumps(data) + "\n")
         _err(f"wrote {shown(args.output)}: each run's standing as JSON")
     _out(f"suite {shown(data['suite'])}: {len(data['runs'])} run(s), computed by {data['engine']}")
     for entry in data["runs"]:

@@ -16,10 +16,9 @@ from reporting.commands import (
     _err,
     _load_valid,
     _out,
-    check_report_output,
-    written_by_runlens,
 )
-from reporting.format.writing import dumps, write_atomic
+from reporting.commands.outputs import check_report_output, write_report, written_by_runlens
+from reporting.format.writing import dumps
 from reporting.textsafe import json_text, one_line, shown
 
 
@@ -151,7 +150,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if judge:
         meta["config"], code = _run_judge(args, judge, cases, meta["config"])
     report = report_from_cases(cases, meta, schema_version=2 if args.learned or judge else 1)
-    write_atomic(args.output, dumps(written_by_runlens(report)) + "\n")
+    write_report(args.output, dumps(written_by_runlens(report)) + "\n")
     counts = report["aggregate_metrics"]["counts"]
     _err(
         f"wrote {shown(args.output)}: {counts['probes_evaluated']} case(s) scored, {counts['passed']} passed, "
@@ -172,7 +171,7 @@ def _score_run_as_judge(args: argparse.Namespace, patterns) -> int:
     code = EXIT_OK
     if judge:
         document["run"]["config"], code = _run_judge(args, judge, document["cases"], document["run"]["config"])
-    write_atomic(args.output, dumps(written_by_runlens(document)) + "\n")
+    write_report(args.output, dumps(written_by_runlens(document)) + "\n")
     judged = sum(1 for c in document["cases"] if RUNLENS_JUDGE in (c.get("verdicts") or {}))
     _err(
         f"wrote {shown(args.output)}: {RUNLENS_JUDGE} and {LEARNED} judged {judged} of {len(document['cases'])} case(s)"
