@@ -158,3 +158,52 @@ def test_a_filtered_report_takes_the_runs_table_rows_and_gets_the_figures_of_its
         fresh = aggregate_metrics(kept, errors=0, error_cases=data.errors.iloc[0:0])
         for key in ("counts", "overall", "by_category", "by_severity", "worst_cases", "failure_modes", "indices"):
             assert report.metrics[key] == fresh[key], (filters, key)
+
+
+class _Reads(dict):
+    """A row that records the aggregates read from it."""
+
+    def __init__(self, row):
+        super().__init__(row)
+        self.read: set[str] = set()
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+
+def test_a_category_and_a_severity_tier_read_only_the_aggregates_their_rows_carry(hand_report):
+    """The engine's rows of categories and severity tiers carry only what ``figures.category`` and
+    ``figures.by_severity`` read (the 10M filter's severity query: 3 sums, not 24 aggregates): a read outside them
+    would be a figure without a value, so each read is recorded against a row holding every aggregate."""
+    from reporting.analysis.engine import DUCKDB, GROUP_READS, query
+
+    run = reporting.read_run(str(ROOT / "sample_runs" / "acme-assistant-v1.json"))
+    with Session(case_table(run, "k")) as session:
+        full = {
+            group: session.rows(query("run", DUCKDB, session.columns).replace("run_key", f"run_key, {group}"))
+            for group in ("category", "severity")
+        }
+        carried = {group: session.groups(group) for group in ("category", "severity")}
+    assert len(full["category"]) > 2 and len(full["severity"]) > 2
+    category_rows = [_Reads(row) for row in full["category"]]
+    by_category = figures.by_category(category_rows)
+    severity_rows = [_Reads(row) for row in full["severity"]]
+    by_severity = figures.by_severity(severity_rows)
+    aggregate_names = set(AGGREGATES)
+    for group, rows in (("category", category_rows), ("severity", severity_rows)):
+        read = set().union(*(row.read for row in rows)) & aggregate_names
+        assert read and read <= {"cases", *GROUP_READS[group]}, (group, sorted(read - set(GROUP_READS[group])))
+        assert {name for row in carried[group] for name in row} & aggregate_names == {"cases", *GROUP_READS[group]}
+    # the carried rows give the same figures as rows of every aggregate
+    assert figures.by_category(carried["category"]) == by_category
+    assert figures.by_severity(carried["severity"]) == by_severity
+    assert len(carried["severity"][0]) < len(full["severity"][0]) - 10

@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from reporting.analysis.figures import CATEGORY_READS, SEVERITY_READS
 from reporting.analysis.grouping import probe_keys
 from reporting.format.schema import SEVERITIES
 
@@ -73,6 +74,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "category": ("run_key", "category"),
     "severity": ("run_key", "severity"),
 }
+# each group's aggregates (with its case count): those its figures read; every one for a run
+GROUP_READS: dict[str, tuple[str, ...]] = {"category": CATEGORY_READS, "severity": SEVERITY_READS}
 # The worst cases first: weighted risk, then risk (both highest first, compared at 12 decimals, so 0.4 x 1.5 ties
 # with 0.6 x 1.0 despite float noise), then probe id. The worst-case list and the case table's order.
 WORST_ORDER = "round(weighted_risk, 12) DESC, round(risk_score, 12) DESC, probe_id ASC, pos ASC"
@@ -103,10 +106,10 @@ def _spelled(sql: str, dialect: Dialect) -> str:
 
 
 def query(group: str, dialect: Dialect, columns: Optional[Sequence[str]] = None) -> str:
-    """The aggregates of every group of ``group`` (``GROUPS``) over the view ``cases``; with ``columns``, only the
-    aggregates whose columns the table has."""
-    present = None if columns is None else set(columns)
-    chosen = {name: agg for name, agg in AGGREGATES.items() if present is None or all(c in present for c in agg.needs)}
+    """The aggregates of every group of ``group`` (``GROUPS``) its figures read (``GROUP_READS``) over the view
+    ``cases``; with ``columns``, only the aggregates whose columns the table has."""
+    present, reads = set(columns or ()), {"cases", *GROUP_READS.get(group, AGGREGATES)}
+    chosen = {n: a for n, a in AGGREGATES.items() if n in reads and (columns is None or present.issuperset(a.needs))}
     sql = ",\n  ".join(f"{_spelled(agg.sql, dialect)} AS {name}" for name, agg in chosen.items())
     keys = ", ".join(GROUPS[group])
     return f"SELECT {keys},\n  {sql}\nFROM cases\nGROUP BY {keys}\nORDER BY {keys}"

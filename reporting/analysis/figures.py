@@ -130,6 +130,24 @@ def indices(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# The aggregates a category's figures read (``category``) and a severity tier's (``by_severity``): the engine's rows
+# of those groups carry these alone (``reporting.analysis.engine.query``), the run's row every aggregate.
+CATEGORY_READS = (
+    "passed",
+    "failed",
+    "risk_sum",
+    "risk_sd",
+    "risk_median",
+    "weighted_risk_sum",
+    "critical_failed",
+    "high_tier_failed",
+    "boundary",
+    "safe_hits",
+    "unsafe_hits",
+)
+SEVERITY_READS = ("passed", "failed")
+
+
 def category(row: Mapping[str, Any]) -> dict[str, Any]:
     """One category's figures over its evaluated cases."""
     n = evaluated(row)

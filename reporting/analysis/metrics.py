@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -304,7 +305,8 @@ def metrics_while(
     judged: Optional[Callable[[], Mapping[str, Any]]] = None,
 ) -> tuple[dict[str, Any], Any]:
     """``aggregate_metrics`` of the evaluated cases in ``table`` (``case_table`` of their frame), their frame made
-    by ``frame_of`` in this thread while the engine's queries run (a filter's copy of its kept rows overlaps them),
+    by ``frame_of`` in this thread while the engine's queries run (a filter's copy of its kept rows overlaps them;
+    ``table`` a function giving the table and its ``kept``: the frame's work overlaps the table's making instead),
     and ``also`` of that frame done then too. ``kept``: the evaluated cases are those rows of ``table`` alone (a
     filter's mask, read by the engine's scan). The frame is read for its verdicts (the judges) and the worst cases'
     rows (``WORST_CASE_FIELDS``), unless ``judged`` gives the judges' rows of it (``judges.judge_rows``) and
@@ -317,8 +319,16 @@ def metrics_while(
         made["figures"] = _frame_figures(frame, error_cases, None if judged is None else judged())
         made["also"] = also(frame) if also is not None else None
 
-    with Session(table, kept) as engine:
-        found = engine.together(_queries(engine), meanwhile)
+    if callable(table):  # the table made (a filter's copy of its kept rows) in a worker as this thread counts
+        with ThreadPoolExecutor(1) as pool:
+            making = pool.submit(table)
+            meanwhile()  # should it raise, leaving the pool waits for the table first
+            table, kept = making.result()
+        with Session(table, kept) as engine:
+            found = engine.together(_queries(engine))
+    else:
+        with Session(table, kept) as engine:
+            found = engine.together(_queries(engine), meanwhile)
     frame, by_frame = made["frame"], made["figures"]
     worst = found["worst"]
     top = frame.iloc[worst] if rows_at is None else rows_at(worst, WORST_CASE_FIELDS)

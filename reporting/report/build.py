@@ -110,22 +110,19 @@ def build_report(
             errors = filters.apply_errors(data.errors)
             whole = data.frame
             rows = KeptRows(whole=whole, kept=kept)
-            table, through = _kept_table(data, kept, rows.count)
-            # the judges' verdicts of the kept rows and their framework figures are counted while the engine's queries
-            # run (the run's judges' rows kept, no column is copied: the worst cases' rows are read once known);
-            # every column only when a page or an export reads the frame
+            # the judges' verdicts of the kept rows and their framework figures are counted while the engine's table
+            # of them is made (the run's judges' rows kept, no column is copied: the worst cases' rows are read once
+            # known); every column only when a page or an export reads the frame
             judged = data.judged
             metrics, figures = metrics_while(
-                table,
+                lambda: _kept_table(data, kept, rows.count),
                 lambda: rows.columns(() if judged is not None else ("verdicts",)),
                 len(errors),
                 errors,
                 lambda frame: kept_figures(data.cases, data.run, frame, errors, catalog, rows.get),
-                kept=through,
                 rows_at=rows.at,
                 judged=None if judged is None else lambda: kept_judge_rows(judged, kept),
             )
-            del table  # a copy of the kept rows, when one was made: given back with the rest
             if data.table is not None and data.table.num_rows > MASKED_ABOVE:
                 give_back()  # what the queries and copies freed, before a page reads the view (tens of ms)
         else:
@@ -135,12 +132,13 @@ def build_report(
         frameworks = framework_results(data.run, figures, catalog, catalog_problems)
         metrics = {**metrics, "frameworks": frameworks.aggregate()}
         talks = data.frame["has_conversation"].to_numpy(dtype=bool)  # the kept cases with a conversation
+        talks = talks & kept if filters.active else talks
         report = Report(
             data,
             filters,
             rows,
             metrics,
-            rubrics=_rubrics(data.frame[talks & kept if filters.active else talks], companions),
+            rubrics=_rubrics(data.frame[talks] if talks.any() else data.frame.iloc[:0], companions),
             errors=errors,
             review=review,
             judge_cards=shipped_cards() if judge_cards is None else judge_cards,
