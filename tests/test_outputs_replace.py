@@ -253,8 +253,12 @@ def test_earlier_outputs_of_runlens_are_replaced_and_old_ones_said(tmp_path, cap
     assert main(["score", "--probes", PROBES, "--responses", RESPONSES, "-o", str(scored)]) == 2
     assert "or one `score` wrote before it marked its runs" in capsys.readouterr().err
     both = str(tmp_path / "both.json")
-    for argv in (["compare", SAMPLE, OTHER, "-o", both, "--html", both], ["trend", str(ROOT / "sample_runs")]):
-        argv += [] if argv[0] == "compare" else ["-o", both, "--html", both]
+    page = str(tmp_path / "both.html")
+    for argv in (
+        ["compare", SAMPLE, OTHER, "-o", both, "--html", both],
+        ["trend", str(ROOT / "sample_runs"), "-o", both, "--html", both],
+        ["export", SAMPLE, "-o", page, "--pdf", page],
+    ):
         assert main(argv) == 2
         assert "named twice as an output" in capsys.readouterr().err
     missing = str(tmp_path / "missing.json")

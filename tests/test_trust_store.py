@@ -71,6 +71,10 @@ def test_point_7_no_store_verb_writes_inside_the_store(tmp_path, capsys):
     assert main(["store", "trend", "--store", str(folder), "--html", str(tmp_path / "t.html")]) == 0
     assert (tmp_path / "t.html").read_text().startswith("<!DOCTYPE html>")
     assert _snapshot(folder) == before
+    capsys.readouterr()
+    one = str(tmp_path / "t.html")  # -o and --html naming one file (the HTML went over the JSON): refused
+    assert main(["store", "trend", "--store", str(folder), "-o", one, "--html", one]) == 2
+    assert "named twice as an output" in capsys.readouterr().err
 
 
 def test_point_7_the_store_writes_nothing_through_a_link_out_of_it(tmp_path, capsys):

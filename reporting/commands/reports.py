@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Optional
 
 from reporting.commands import (
@@ -154,8 +153,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     for path in (output, args.pdf):
         if path:
             check_report_output(path, args.run)
-    if args.pdf and output and Path(output).resolve() == Path(args.pdf).resolve():
-        raise BadInput("--pdf and -o name the same file: give each its own")
+    distinct_outputs(output, args.pdf)
     run = _load_valid(args.run)
     report = _report(args, run)
     pieces = render_html_pieces(report, title=args.title, timestamp=stamp)

@@ -4,10 +4,9 @@ standing`` read it with DuckDB or Spark (docs/scale.md)."""
 from __future__ import annotations
 
 import argparse
-import os
 
 from reporting.commands import EXIT_OK, BadInput, _err, _load_valid, _out
-from reporting.commands.outputs import check_report_output, write_report
+from reporting.commands.outputs import check_report_output, distinct_outputs, write_report
 from reporting.format.writing import dumps
 from reporting.textsafe import shown
 
@@ -67,8 +66,7 @@ def _outputs(args: argparse.Namespace, store) -> None:
                 "what `store add` writes); choose an output path outside the store's folder"
             )
         check_report_output(output)
-    if len(outputs) == 2 and os.path.realpath(outputs[0]) == os.path.realpath(outputs[1]):
-        raise BadInput("-o and --html name the same file: give each its own")
+    distinct_outputs(*outputs)
 
 
 def _computed(args: argparse.Namespace, view) -> dict:
