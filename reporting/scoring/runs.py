@@ -276,7 +276,8 @@ def runlens_verdicts(
     """RunLens's two judges on cases the rule scorer has scored (``evaluate_response`` dicts, with ``patterns``):
     the rules' own verdict (``runlens-rules``) and the learned judge's (``runlens-learned``) on the same request
     and response. The learned judge reads the rules' signals with the built-in patterns and no category: where
-    the case was scored with exactly those patterns, its rule case is reused rather than scored again."""
+    the case was scored with exactly those patterns, its rule case is reused rather than scored again; the rules'
+    case itself (the probe's category) is the evidence that decides it (``learned.judge_many``)."""
     from reporting.scoring.learned import NAME as LEARNED
     from reporting.scoring.learned import judge_many
 
@@ -288,7 +289,8 @@ def runlens_verdicts(
         c if (patterns is None or patterns is builtin) and builtin.for_category(c.get("category")) == plain else None
         for c in scored
     ]
-    learned = judge_many(list(requests), [c["response"] for c in scored], known=known) if scored else []
+    responses = [c["response"] for c in scored]
+    learned = judge_many(list(requests), responses, known=known, deciding=scored) if scored else []
     return [
         {
             RUNLENS_JUDGE: _verdict(c["passed"], c["risk_score"], c["explanation"]),
