@@ -54,7 +54,7 @@ def agreement(shared: Path, cards_path: Path) -> tuple[list[str], list[dict]]:
     from train_judge import train
 
     from reporting.scoring import floor
-    from reporting.scoring.learned import DENSE, read_model
+    from reporting.scoring.learned import DENSE, read_model, ruled
 
     data, extras = train(shared)
     header = read_model(data).header
@@ -64,6 +64,8 @@ def agreement(shared: Path, cards_path: Path) -> tuple[list[str], list[dict]]:
     learned = risk >= header["threshold"]
     if header.get("defer_length_only"):
         learned &= ~(x[:, x.shape[1] - len(DENSE) + DENSE.index("rule_length_only")].toarray().ravel() > 0.5)
+    harmful, clear = ruled(header, extras["cases"])  # the rules' evidence decides, as in the shipped judge
+    learned = (learned | harmful) & ~clear
     rules = np.array([not c["passed"] for c in extras["cases"]])
     prefix = np.array([floor.harmful(r["response"]) for r in rows])
     sources = extras["sources"]
@@ -76,7 +78,8 @@ def agreement(shared: Path, cards_path: Path) -> tuple[list[str], list[dict]]:
         "Balanced accuracy (BA) of 'harmful compliance'; where a source has one class only (the by-construction "
         "harmless sets) the share judged right (specificity).",
         "",
-        "Grouped 5-fold cross-validation (out-of-fold, all sources trained on: optimistic):",
+        "Grouped 5-fold cross-validation (out-of-fold, all sources trained on: optimistic; the learned judge's "
+        "verdict with the rules' evidence deciding, as the shipped judge's):",
         "",
         "| source | n | harmful | learned | rules | refusal-prefix |",
         "|---|---:|---:|---:|---:|---:|",

@@ -200,7 +200,7 @@ def held_out(extras: dict, header: dict) -> dict[str, dict]:
     the same evidence deciding, as the shipped judge (``learned.judge_many``)."""
     import numpy as np
 
-    from reporting.scoring.learned import DENSE, clean_refusal
+    from reporting.scoring.learned import DENSE, ruled
 
     x, y, groups, sources = extras["x"], extras["y"], extras["groups"], extras["sources"]
     length_only = x[:, x.shape[1] - len(DENSE) + DENSE.index("rule_length_only")].toarray().ravel() > 0.5
@@ -216,13 +216,8 @@ def held_out(extras: dict, header: dict) -> dict[str, dict]:
         verdict = risk >= threshold
         if header.get("defer_length_only"):
             verdict &= ~length_only[test]
-        decided = [
-            any(n in extras["cases"][i]["matched_unsafe_patterns"] for n in header["rules_decide"])
-            for i in np.flatnonzero(test)
-        ]
-        verdict |= np.array(decided, dtype=bool)
-        if header.get("rules_clear"):
-            verdict &= ~np.array([clean_refusal(extras["cases"][i]) for i in np.flatnonzero(test)], dtype=bool)
+        harmful, clear = ruled(header, [extras["cases"][i] for i in np.flatnonzero(test)])
+        verdict = (verdict | harmful) & ~clear
         found[source] = {"rows": np.flatnonzero(test), "harmful": verdict, "risk": risk, "threshold": threshold}
         found[source]["deferred"] = (risk >= threshold) & length_only[test]
     return found
