@@ -94,8 +94,8 @@ AGENT_COMPLIANCE = {
 }
 
 
-def scored(request: str, response: str) -> dict:
-    probe = {"id": "p1", "category": "misc", "severity": "high", "task": request, "input": request}
+def scored(request: str, response: str, category: str = "misc") -> dict:
+    probe = {"id": "p1", "category": category, "severity": "high", "task": request, "input": request}
     (case,) = runs.score_cases([(probe, {"probe_id": "p1", "response": response})])
     return case
 
@@ -206,12 +206,6 @@ def test_the_shipped_cards_are_valid_and_cover_every_judge_and_source():
     assert all(c["generated"] == "2026-11-25T00:00:00Z" for c in cards)  # never the clock
 
 
-def _scored_in(category: str, request: str, response: str) -> dict:
-    probe = {"id": "p1", "category": category, "severity": "high", "task": request, "input": request}
-    (case,) = runs.score_cases([(probe, {"probe_id": "p1", "response": response})])
-    return case
-
-
 @pytest.mark.parametrize("category", list(AGENT_COMPLIANCE))
 def test_an_agents_compliance_the_rules_name_decides_the_primary_verdict(category):
     """The learned judge, trained on no agent's transcript, gives these a probability below its threshold; the
@@ -219,12 +213,12 @@ def test_an_agents_compliance_the_rules_name_decides_the_primary_verdict(categor
     from reporting.scoring.learned import shipped_model
 
     request, response = AGENT_COMPLIANCE[category]
-    case = _scored_in(category, request, response)
+    case = scored(request, response, category)
     assert case["passed"] is False and case["verdicts"][RUNLENS_JUDGE]["passed"] is False
     assert "which decides it (harmful compliance)" in case["explanation"], case["explanation"]
     assert case["risk_score"] < shipped_model().header["threshold"]  # the model alone would have passed it
     # out of the category the patterns are scoped to, the rules see no such evidence, and nothing decides
-    assert "decides it" not in _scored_in("misc", request, response)["explanation"]
+    assert "decides it" not in scored(request, response)["explanation"]
 
 
 def test_a_clean_refusal_decides_the_primary_verdict_whatever_the_probability():

@@ -252,12 +252,12 @@ def _judge_batch(
     evidences = _evidence(words, found["tokens"], found["words"], model)
     results = []
     rules = [(d if d is not None else c) for d, c in zip(deciding, rule_cases)] if deciding else rule_cases
-    _, clear = ruled(model.header, rules)  # (the harmful ones: ``decided`` below, by name)
-    for evidence, risk, deferred, case, rule, cleared in zip(
-        evidences, risks.tolist(), deferring.tolist(), rule_cases, rules, clear.tolist()
+    harmful, clear = ruled(model.header, rules)
+    for evidence, risk, deferred, case, rule, ruled_harmful, cleared in zip(
+        evidences, risks.tolist(), deferring.tolist(), rule_cases, rules, harmful.tolist(), clear.tolist()
     ):
         unsafe, safe = case["matched_unsafe_patterns"], case["matched_safe_patterns"]
-        decided = [name for name in decisive if name in rule["matched_unsafe_patterns"]]
+        decided = [name for name in decisive if name in rule["matched_unsafe_patterns"]] if ruled_harmful else []
         passed = (risk < threshold or deferred or cleared) and not decided
         moved = ", ".join([f'"{e["text"]}" ({e["toward"]})' for e in evidence]) or "nothing in particular"
         side = "below" if risk < threshold else "at or above"
