@@ -50,7 +50,6 @@ BLOCK = 16 << 20  # bytes of JSON Lines parsed at once
 AHEAD = 2  # chunks of a JSON document parsed ahead, each in a thread of its own
 _TEXT = ("task", "probe_input", "response", "explanation")
 _V2 = ("error", "probe_group", "source_id")
-_TOP = frozenset({"schema_version", "run", "cases", "aggregate_metrics", "observability", "tool_figures"})
 
 
 def _parse_schema(version: int):
@@ -136,8 +135,8 @@ def _read_document(
     start, end = _cases_span(data, raws)
     # The header is everything but the cases array: read by the strict reader (duplicate keys, depth, ...).
     header, problems = parse_json_text(label, (bytes(data[:start]) + b"[]" + bytes(data[end:])).decode("utf-8"))
-    if problems or not isinstance(header, dict) or header.get("cases") != []:
-        raise NotMine
+    if problems or not isinstance(header, dict) or header.get("cases") != [] or "cases_file" in header:
+        raise NotMine  # (the figures beside a case table: the per-record reader names the table to read)
     version = header.get("schema_version", 1)
     if check_version(label, version):
         raise NotMine
@@ -251,12 +250,12 @@ def _parsed_chunks(chunks: Iterable[list], schema, version: int) -> Iterator[tup
 
 @functools.cache
 def _top_type() -> Any:
-    """A document's top as msgspec decodes it: each key of ``_TOP`` kept raw, ``cases`` (required) as each case's
-    raw bytes; any other key refused."""
+    """A document's top as msgspec decodes it: ``cases`` (required) as each case's raw bytes, every other key skipped
+    (the header, all but the cases, is read by the strict reader, as the per-record reader reads it: a report's
+    generator, filters and drift, a producer's own keys, are the typed run's extras there and here)."""
     import msgspec
 
-    fields = [(name, Union[msgspec.Raw, msgspec.UnsetType], msgspec.UNSET) for name in sorted(_TOP - {"cases"})]
-    return msgspec.defstruct("Top", [("cases", list[msgspec.Raw]), *fields], forbid_unknown_fields=True)
+    return msgspec.defstruct("Top", [("cases", list[msgspec.Raw])])
 
 
 _BLANK = frozenset(b" \t\n\r")  # JSON's white space

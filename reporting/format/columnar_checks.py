@@ -32,7 +32,7 @@ class ColumnarRun:
     meta: Any  # reporting.format.schema.RunMeta
     version: int
     table: Any  # pyarrow.Table
-    stored: dict[str, Any] = field(default_factory=dict)  # aggregate_metrics, observability, tool_figures
+    stored: dict[str, Any] = field(default_factory=dict)  # the header's every key but schema_version, run, cases
     identity: Optional[tuple[Any, ...]] = None  # probe ids, verdicts, risk scores and responses as read
     # The file's own severity_weight and weighted_risk (null where a case gives none): the table holds the
     # effective weight and the recomputed weighted risk, the figures' inputs; a case as read needs what it said.

@@ -262,16 +262,13 @@ def _updated(columnar: ColumnarRun, updates: Mapping[str, Mapping[str, Any]], st
 
 
 def run_of_table(columnar: ColumnarRun) -> RunReport:
-    """The typed run of a table the columnar reader made: its header as read, its cases as the table's rows."""
-    stored = columnar.stored
-    extras = {"tool_figures": stored["tool_figures"]} if stored.get("tool_figures") is not None else {}
+    """The typed run of a table the columnar reader made: its header as read (the stored figures and any other top
+    key, kept as the per-record reader keeps them), its cases as the table's rows."""
     return RunReport.model_construct(
         schema_version=columnar.version,
         run=columnar.meta,
         cases=TableCases(columnar),  # type: ignore[arg-type]
-        aggregate_metrics=stored.get("aggregate_metrics"),
-        observability=stored.get("observability"),
-        **extras,
+        **columnar.stored,
     )
 
 
