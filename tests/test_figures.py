@@ -149,11 +149,18 @@ def test_drift_compares_at_the_stored_precision_and_lists_run_level_findings_fir
         {"path": "aggregate_metrics.overall.risk_max", "stored": 0.6, "recomputed": 0.5},
         {"path": "cases[1].weighted_risk", "probe_id": "b", "stored": 0.76, "recomputed": 0.75},
     ]
-    legacy = reporting.read_run(
-        __import__("pathlib").Path(__file__).resolve().parent.parent / "sample_runs" / "open-7b-chat-legacy.json"
-    )
-    drift = reporting.build_report(legacy, with_observability=False).drift
-    assert len(drift) == 45 and drift[0].path.startswith("aggregate_metrics")  # 56 before: 11 were rounding noise
+    # The legacy sample: its producer stored each weighted risk uncapped, rounded to 6 decimals, and the figures of
+    # those. Drift: each case above 1 (capped now), and the three figures made from them; the rest is rounding.
+    path = __import__("pathlib").Path(__file__).resolve().parent.parent / "sample_runs" / "open-7b-chat-legacy.json"
+    over = sum(c["weighted_risk"] > 1 for c in json.loads(path.read_text())["cases"])
+    drift = reporting.build_report(reporting.read_run(path), with_observability=False).drift
+    assert over >= 1 and len(drift) == over + 3
+    assert sorted(d.path for d in drift[:3]) == [
+        "aggregate_metrics.indices.exposure_index",
+        "aggregate_metrics.indices.resilience_index",
+        "aggregate_metrics.overall.weighted_risk_mean",
+    ]
+    assert all(d.stored > 1 and d.recomputed == 1.0 for d in drift[3:])
 
 
 def test_charts_are_laid_out_for_their_width():

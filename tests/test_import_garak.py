@@ -191,19 +191,21 @@ def test_the_html_report_has_the_judges_section(tmp_path):
     html = out.read_text()
     assert 'id="judge-figures"' in html and 'id="judge-agreement"' in html
     assert "Cases where judges disagree (14)" in html and "dan.Dan_11_0#0.0" in html
+    v2 = Path(__file__).resolve().parent.parent / "sample_runs" / "acme-assistant-v2.json"
     sample = tmp_path / "s.html"
-    assert (
-        main(
-            [
-                "export",
-                str(Path(__file__).resolve().parent.parent / "sample_runs" / "acme-assistant-v2.json"),
-                "-o",
-                str(sample),
-            ]
-        )
-        == 0
-    )
-    one = sample.read_text()  # one judge: no figures to compare, only its measured validity (the shipped card)
+    assert main(["export", str(v2), "-o", str(sample)]) == 0
+    two = sample.read_text()  # the scorer's two judges: their figures, their agreement, each one's measured validity
+    assert 'id="judge-figures"' in two and 'id="judge-agreement"' in two and 'id="judge-validity"' in two
+    assert "runlens-learned" in two and "runlens-rules" in two and "agreed with people on" in two
+    document = json.loads(v2.read_text())
+    for case in document["cases"]:  # the same run scored by the rules alone, as `score` did before the learned judge
+        rules = case.pop("verdicts")["runlens-rules"]
+        case.update(passed=rules["passed"], risk_score=rules["score"], explanation=rules["explanation"])
+    document["run"]["config"].update(primary_judge="runlens-rules")  # (as `score --patterns` names it)
+    del document["run"]["config"]["judge"]
+    (tmp_path / "one.json").write_text(json.dumps(document))
+    assert main(["export", str(tmp_path / "one.json"), "-o", str(tmp_path / "one.html")]) == 0
+    one = (tmp_path / "one.html").read_text()  # one judge: no figures to compare, only its measured validity
     assert 'id="judge-figures"' not in one and 'id="judge-agreement"' not in one
     assert 'id="judge-validity"' in one and "runlens-rules" in one and "agreed with people on" in one
 

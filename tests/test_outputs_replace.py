@@ -5,6 +5,7 @@ a run's name was refused only when the file existed, and only after the work, a 
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 from pathlib import Path
@@ -29,8 +30,17 @@ HELD = [
     ("garak", FIXTURES / "garak" / "peers_repeat_small.report.jsonl", "a garak report.jsonl"),
     ("hitlog", FIXTURES / "garak" / "peers_repeat_small.hitlog.jsonl", "a garak hit log"),
     ("avid", FIXTURES / "garak" / "peers_repeat_small.avid.jsonl", "a garak AVID export"),
-    ("harness", Path(SAMPLE), "a run RunLens did not mark as its own"),
+    ("harness", None, "a run RunLens did not mark as its own"),  # (the sample as a harness writes it: _harness)
 ]
+
+
+def _harness(path: Path, source: str = SAMPLE) -> Path:
+    """``source`` as a harness writes a run of RunLens's format, at ``path``: without the mark RunLens gives the runs
+    it writes (the samples are scored runs, marked)."""
+    document = json.loads(Path(source).read_text())
+    assert document.pop("generator")["name"] == "runlens"
+    path.write_text(json.dumps(document, indent=2))
+    return path
 
 
 def _verbs(out: Path) -> list[list[str]]:
@@ -48,7 +58,7 @@ def _verbs(out: Path) -> list[list[str]]:
 @pytest.mark.parametrize("kind,source,named", HELD, ids=[h[0] for h in HELD])
 def test_no_report_replaces_a_run_it_did_not_write(tmp_path, capsys, kind, source, named):
     out = tmp_path / "taken.json"
-    shutil.copyfile(source, out)
+    shutil.copyfile(source, out) if source else _harness(out)
     before = out.read_bytes()
     for argv in _verbs(out):
         assert main(argv) == 2, argv
@@ -150,9 +160,7 @@ def test_figures_with_their_keys_sorted_are_skipped_beside_their_table(tmp_path,
 
 def _shapes(tmp_path: Path) -> dict[str, Path]:
     """A harness's run in every shape RunLens reads it (docs/report-format.md) and key order a tool may give it."""
-    import json
-
-    document = json.loads(Path(SAMPLE).read_text())
+    document = json.loads(_harness(tmp_path / "harness.json").read_text())
     shapes = {
         "array.json": json.dumps(document["cases"]),
         "lines.json": "".join(json.dumps(case) + "\n" for case in document["cases"]),
@@ -208,14 +216,16 @@ def test_a_run_put_there_during_the_work_is_kept(tmp_path, capsys, monkeypatch):
     out = tmp_path / "out.json"
     made = reports._report
 
+    harness = _harness(tmp_path / "harness.json", OTHER)
+
     def meanwhile(*args, **kwargs):
-        shutil.copyfile(OTHER, out)
+        shutil.copyfile(harness, out)
         return made(*args, **kwargs)
 
     monkeypatch.setattr(reports, "_report", meanwhile)
     assert main(["recompute", SAMPLE, "-o", str(out)]) == 2
     assert "refusing to replace a run" in capsys.readouterr().err
-    assert out.read_bytes() == Path(OTHER).read_bytes()
+    assert out.read_bytes() == harness.read_bytes()
 
 
 def test_a_file_that_cannot_be_read_is_not_replaced(tmp_path, capsys, monkeypatch):

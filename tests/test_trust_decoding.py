@@ -422,10 +422,15 @@ READ_PARQUET = (
 def test_point_14_reading_parquet_starts_no_thread_pool_and_always_exits_0(tmp_path):
     """issue 30 point 14: pyarrow's thread pools aborted the interpreter at exit (exit 134) in a third of runs. A
     Parquet run is read with no pool (use_threads=False, no pre-buffering): reading it starts no thread, and 20
-    processes in a row each exit 0."""
+    processes in a row each exit 0. The run has two judges' verdicts (the check that no case names a judge twice
+    grouped them with Arrow's thread pool)."""
     made = cli("recompute", SAMPLE, "--format", "parquet", "-o", tmp_path / "run.json")
     assert made.returncode == 0, made.stderr
     path = tmp_path / "run.parquet"
+    import pyarrow.parquet as pq
+
+    verdicts = pq.read_table(path, columns=["verdicts"]).column("verdicts").combine_chunks()
+    assert set(verdicts.value_lengths().to_pylist()) == {2}
     for _ in range(20):
         result = subprocess.run(
             [sys.executable, "-c", READ_PARQUET, str(path)], capture_output=True, text=True, cwd=ROOT, timeout=120

@@ -330,7 +330,9 @@ def verdicts_json(values):
     if judge.null_count:
         return None
     owner = pc.list_parent_indices(values)
-    if len(judge) and pa.table({"o": owner, "j": judge}).group_by(["o", "j"]).aggregate([]).num_rows != len(judge):
+    if len(judge) and pa.table({"o": owner, "j": judge}).group_by(["o", "j"], use_threads=False).aggregate(
+        []
+    ).num_rows != len(judge):
         return None
     item = pc.binary_join_element_wise(
         texts(judge),
