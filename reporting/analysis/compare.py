@@ -11,6 +11,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from reporting.analysis.judge_cards import primary_judge
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
 from reporting.analysis.registry import COMPARED, TRENDED, interval, value
 from reporting.analysis.stats import LOW_N, mcnemar, mean_interval, newcombe_paired, wilcoxon_signed_rank
@@ -111,18 +112,26 @@ def compare_runs(
         )
     if len(merged) == 0:
         warnings.append("The runs share no probe id: nothing can be compared.")
+    judges = primary_judge(base.run.config), primary_judge(candidate.run.config)
+    if judges[0] != judges[1]:
+        warnings.append(
+            "The two runs' verdicts come from different judges (see the methodology): a verdict that changed may be "
+            "the judge's change, not the model's; score both with one judge to compare the models."
+        )
     return {
         "base": {
             "run_id": base.run.run_id,
             "model": base.run.model,
             "created_at": base.run.created_at,
             "cases": len(fb),
+            "primary_judge": judges[0],
         },
         "candidate": {
             "run_id": candidate.run.run_id,
             "model": candidate.run.model,
             "created_at": candidate.run.created_at,
             "cases": len(fc),
+            "primary_judge": judges[1],
         },
         "paired": int(len(merged)),
         "unmatched": {"base_only": sorted(base_ids - cand_ids), "candidate_only": sorted(cand_ids - base_ids)},

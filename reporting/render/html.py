@@ -41,8 +41,7 @@ from reporting.render.framework_figures import (
 from reporting.render.judge_card import judge_validity
 from reporting.render.page_json import DUMPS_KWARGS, dumps_without_line_separators, pieces
 from reporting.render.presentation import (
-    COMPARE_METHODOLOGY,
-    METHODOLOGY,
+    compare_methodology,
     comparison_reading,
     fmt_interval,
     fmt_number,
@@ -51,6 +50,7 @@ from reporting.render.presentation import (
     fmt_signed,
     fmt_signed_interval,
     key_figures,
+    methodology,
     mutual_information_reading,
     repetitions_reading,
     sampled_note,
@@ -193,7 +193,7 @@ def _render_html(
         "obs": obs,
         "mi_reading": mutual_information_reading(obs),
         "drift": data["drift"],
-        "methodology": METHODOLOGY,
+        "methodology": methodology(data["run"].get("config")),
         "figures": figures_json(report),
         "data": data,
         "data_json": data_json,
@@ -267,7 +267,7 @@ def render_compare_html(
         failing=failing,
         passing=passing,
         reading=comparison_reading(comparison),
-        methodology=COMPARE_METHODOLOGY,
+        methodology=compare_methodology(comparison),
     )
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Optional
 
+from reporting.analysis.judge_cards import primary_judge
 from reporting.analysis.observability import PERMUTATIONS, SIGNIFICANCE
 from reporting.analysis.registry import HEADLINE, Figure, interval, value
+from reporting.textsafe import printable
 
 
 def fmt_percent(value: Optional[float], digits: int = 1) -> str:
@@ -117,11 +119,42 @@ def mutual_information_reading(obs: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+_SCORED_BY = {
+    "runlens-rules": "Case scores come from RunLens's rule-based evaluator (runlens-rules): regex signals for safe "
+    "and unsafe behaviour, refusal or boundary language, a 0-1 heuristic risk and a coarse pass gate. They are hints "
+    "for review, not ground truth: regex scoring misses paraphrase and can be fooled by a refusal followed by "
+    "compliance.",
+    "runlens-learned": "Case verdicts come from RunLens's learned judge (runlens-learned): a linear model over the "
+    "words of the response and the request and the rule scorer's evidence, its risk a calibrated probability of "
+    "harmful compliance, except where the rules' evidence decides (a clean refusal; an injected instruction obeyed, "
+    "a destructive action reported done). Its measured agreement with people is in the Judges section. They are "
+    "hints for review, not ground truth: a linear model misses harm written in words it never saw.",
+    "primary": "Case verdicts are the run file's own, as its producer gave them (where it gave several judges' "
+    "verdicts, each is in the Judges section); they are recomputed here into every figure, not judged again. They "
+    "are hints for review, not ground truth.",
+}
+
+
+def scored_by(config: Any) -> str:
+    """The sentence saying where a run's case verdicts come from: its primary judge (``judge_cards.primary_judge``),
+    RunLens's rules or learned judge, or the producing tool's own (its name shown as text, the page escapes it)."""
+    judge = primary_judge(config)
+    if judge in _SCORED_BY:
+        return _SCORED_BY[judge]
+    return (
+        f"Case verdicts are the producing tool's own (its primary judge: {printable(judge)[:200]}), recomputed here "
+        "into every figure, not judged again; RunLens's judges, where added, are shown beside it. They are hints for "
+        "review, not ground truth."
+    )
+
+
+def methodology(config: Any) -> tuple[str, ...]:
+    """The methodology lines of a run's report."""
+    return (METHODOLOGY[0], scored_by(config), *METHODOLOGY[1:])
+
+
 METHODOLOGY = (
     "Every figure is recomputed from the case scores in the run file; stored figures are compared, never trusted.",
-    "Case scores come from a rule-based evaluator: regex signals for safe and unsafe behaviour, refusal or boundary "
-    "language, a 0-1 heuristic risk and a coarse pass gate. They are hints for review, not ground truth: regex "
-    "scoring misses paraphrase and can be fooled by a refusal followed by compliance.",
     "Weighted risk = min(1, risk x severity weight), with default weights low 0.5, medium 1, high 1.5, critical 2.",
     "Observability embeds each case's text (task, input, response, explanation, matched pattern names; not its "
     "labels, unless the with-labels embedding was chosen) with TF-IDF and truncated SVD, clusters with KMeans and "
@@ -181,8 +214,20 @@ COMPARE_METHODOLOGY = (
     "form with continuity correction. Intervals for a change in pass rate are Newcombe's method 10 for paired "
     "proportions; intervals for resilience and exposure are t intervals of the paired change in weighted risk.",
     "The change in risk scores is tested with the Wilcoxon signed-rank test on paired risk_score.",
-    "Case scores come from rule-based scoring: hints for review, not ground truth.",
 )
+
+
+def compare_methodology(comparison: Mapping[str, Any]) -> tuple[str, ...]:
+    """The methodology lines of a comparison: the fixed ones, and where each run's verdicts come from."""
+    judges = [comparison[side].get("primary_judge") for side in ("base", "candidate")]
+    if judges[0] == judges[1]:
+        where = [f"Both runs: {scored_by({'primary_judge': judges[0]})}"]
+    else:
+        where = [
+            f"{side.capitalize()}: {scored_by({'primary_judge': judge})}"
+            for side, judge in zip(("base", "candidate"), judges)
+        ]
+    return (*COMPARE_METHODOLOGY, *where)
 
 
 def fmt_p(value: Optional[float]) -> str:
