@@ -52,6 +52,14 @@ def test_each_report_names_the_judge_of_its_verdicts(tmp_path):
     assert "RunLens" not in said["garak"].split("Every figure")[1].split("Weighted risk")[0]
 
 
+def test_a_run_scored_before_runs_named_their_judge_is_the_rules(tmp_path):
+    """`score` named no primary judge before the learned judge (22-25 November: the scorer's module alone, as an
+    older one did under its former name): those verdicts are the rules'."""
+    for scorer in ("reporting.scorer", "reporting.scoring.scorer"):
+        assert "(runlens-rules)" in methodology({"scorer": scorer, "patterns": "built-in"})[1]
+    assert "the run file's own" in methodology({"scorer": "my.harness"})[1]
+
+
 def test_a_tools_judge_is_named_as_text(tmp_path):
     """A producer's primary judge named in the run (an Inspect run's primary scorer): shown, escaped, never markup."""
     for payload in PAYLOADS:

@@ -212,13 +212,14 @@ def recomputed(card: Mapping[str, Any]) -> dict[str, Any]:
 
 def primary_judge(config: Any) -> str:
     """The name of the judge whose verdict is a case's own ``passed``: ``config.primary_judge`` when the run names
-    it, ``runlens-rules`` for a run scored by RunLens's rules, an Inspect run's primary scorer, else "primary"."""
+    it, ``runlens-rules`` for a run scored by RunLens's rules before runs named it, an Inspect run's primary scorer,
+    else "primary"."""
     if isinstance(config, Mapping):
         named = config.get("primary_judge")
         if isinstance(named, str) and named.strip():
             return named
-        if config.get("scorer") == "reporting.scorer":
-            return "runlens-rules"
+        if config.get("scorer") in ("reporting.scorer", "reporting.scoring.scorer"):
+            return "runlens-rules"  # (score before the learned judge named no primary judge: the rules')
         scorer = config.get("primary_scorer")
         if isinstance(scorer, str) and scorer.strip():
             return scorer
