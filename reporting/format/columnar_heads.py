@@ -52,6 +52,10 @@ class KeyDicts:
         """The cases with a key ``known`` does not name."""
         return [i for i, case in enumerate(self.keys) if not known.issuperset(case)]
 
+    def case(self, i: int) -> dict[str, Raw]:
+        """The keys of the ``i``-th case, each value raw."""
+        return self.keys[i]
+
     def values(self, name: str) -> tuple[list[int], list]:
         """The cases holding ``name``, and its raw values there."""
         rows = [i for i, case in enumerate(self.keys) if name in case]
@@ -88,6 +92,10 @@ class Heads:
 
     def beyond(self, known: frozenset) -> list[int]:
         return []
+
+    def case(self, i: int) -> None:
+        """No case's keys here: none is beyond the format's (``beyond``)."""
+        return None
 
     def values(self, name: str) -> tuple[list[int], list]:
         found = list(map(operator.attrgetter(name), self.heads))

@@ -27,6 +27,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from reporting.format.columnar_checks import CHECKED, NotMine
+from reporting.format.columnar_extras import case_extra
 from reporting.format.columnar_heads import Heads, KeyDicts
 from reporting.format.columnar_turns import conversations
 from reporting.format.parquet import CASE_COLUMNS, _arrow_type
@@ -151,8 +152,9 @@ def _nested(label: str, version: int, batch, raws: list, keys: Optional[Keys], e
         raise NotMine  # (an empty list of messages is no key Arrow's first parse refuses: its column says)
     known = case_names(version)
     extras: list[Optional[str]] = [None] * n
+    fields, memo = case_names(3), dict[Any, Any]()  # (every field, once an older file's case is upgraded)
     for i in keys.beyond(known) if keys is not None else ():
-        extras[i] = _extras(label, version, raws[i])
+        extras[i] = case_extra(label, version, raws[i], keys.case(i) if keys is not None else None, fields, memo)
     found: dict[str, tuple[list[int], list]] = {}
     for name in NESTED:
         if keys is None:
@@ -177,24 +179,6 @@ def _nested(label: str, version: int, batch, raws: list, keys: Optional[Keys], e
     return pa.RecordBatch.from_arrays(
         [columns[f.name] if f.name in columns else batch.column(f.name) for f in schema], schema=schema
     )
-
-
-def _extras(label: str, version: int, raw: Any) -> str:
-    """The JSON ``case_table`` writes of a case's fields beyond the format's (after the migration chain renamed
-    an older file's later names), once the case passed the strict decoder and its extras the reader's screen."""
-    from reporting.format.migrate import upgrade
-    from reporting.format.strict_json import _nonfinite_and_depth, parse_json_text
-
-    value, problems = parse_json_text(label, bytes(raw).decode("utf-8"))
-    if problems or not isinstance(value, dict):
-        raise NotMine
-    _, (case,) = upgrade({}, [value], version)
-    extra = {key: item for key, item in case.items() if key not in Case.model_fields}
-    for key, item in extra.items():
-        _nonfinite_and_depth(label, key, item, problems)
-    if problems:
-        raise NotMine
-    return json.dumps(extra)
 
 
 def _is_null(raw: Any) -> bool:
