@@ -8,7 +8,7 @@ import pytest
 
 import reporting
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
-from reporting.analysis.repetitions import hit_at_k
+from reporting.analysis.repetitions import hit_at_k, repetition_figures
 from tests.conftest import case
 
 GARAK = Path(__file__).resolve().parent / "fixtures" / "garak"
@@ -155,6 +155,11 @@ def test_a_table_whose_probes_never_repeat_reads_the_same_counts_without_groupin
             assert fast[0].tolist() == slow["n"].tolist() and fast[1].tolist() == slow["c"].tolist()
     with Session(kept) as engine:
         assert engine.repetitions()[1].tolist() == [1, 0, 0, 1, 0]  # p0, p2, p4, p6, p8: p0 and p6 failed (i % 3 == 0)
+        counted = engine.repetitions(ordered=False)  # the figures' way: two counts, not a row a case
+        assert counted[0].tolist() == [1] * 5 and counted[1].tolist() == [1, 1, 0, 0, 0]
+    for given in (table, kept, table.filter(np.zeros(9, dtype=bool)), table.filter(np.arange(9) % 3 != 0)):
+        with Session(given) as engine:  # every figure the same as of the counts in the table's order
+            assert repetition_figures(*engine.repetitions(ordered=False)) == repetition_figures(*engine.repetitions())
     assert aggregate_metrics(_run(twice))["repetitions"]["repeated_probes"] == 1
 
 

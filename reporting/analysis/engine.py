@@ -120,12 +120,12 @@ SELECT mode, count(*) AS n FROM (SELECT unnest(detected_failure_modes) AS mode F
 WHERE mode IS NOT NULL GROUP BY mode ORDER BY n DESC, mode ASC"""
 WORST = f"SELECT pos FROM cases WHERE passed IS NOT NULL ORDER BY {WORST_ORDER}"
 EVALUATED = "SELECT count(*) FROM cases WHERE passed IS NOT NULL"
-# Each probe's repetitions and failures (a probe: the cases of one ``probe_key``, reporting.analysis.repetitions),
-# in order of first appearance.
+# Each probe's repetitions and failures (a probe: the cases of one ``probe_key``), in order of first appearance.
 REPETITIONS = """
 SELECT count(*) AS n, CAST(sum(CASE WHEN NOT passed THEN 1 ELSE 0 END) AS BIGINT) AS c
 FROM cases WHERE passed IS NOT NULL GROUP BY probe_key ORDER BY min(pos)"""
 ONE_CASE_EACH = "SELECT NOT passed AS failed FROM cases WHERE passed IS NOT NULL"  # in the table's order
+ONE_CASE_COUNTS = "SELECT count(*), count(*) FILTER (WHERE NOT passed) FROM cases WHERE passed IS NOT NULL"
 # A case table whose probe keys never repeat says so (``case_table``; kept by every filter of its rows): each probe is
 # then one case, and its counts are read without grouping a million keys.
 PROBES_ONCE = b"runlens.probes_once"
@@ -265,8 +265,7 @@ class Session:
         self.connection = duckdb.connect(config={"threads": 1})
         self.table = table
         self.connection.register("given", table)
-        names = [name for name in table.column_names if name != KEPT]
-        self.columns = tuple(names)
+        self.columns = tuple(name for name in table.column_names if name != KEPT)
         dropped = [name for name in ("run_key", KEPT) if name in table.column_names]
         rest = f"* EXCLUDE ({', '.join(dropped)})" if dropped else "*"  # one run: one group, whatever a table says
         where = f" WHERE {KEPT}" if kept is not None else ""
@@ -285,23 +284,26 @@ class Session:
 
     def worst_positions(self, limit: Optional[int] = None, connection: Any = None) -> np.ndarray:
         sql = WORST if limit is None else f"{WORST} LIMIT {int(limit)}"
-        positions = (connection or self.connection).execute(sql).fetchnumpy()["pos"]
-        return np.asarray(positions, dtype=np.int64)
+        return np.asarray((connection or self.connection).execute(sql).fetchnumpy()["pos"], dtype=np.int64)
 
     def evaluated(self, connection: Any = None) -> int:
         """How many cases ``WORST`` orders: the evaluated ones."""
-        found = (connection or self.connection).execute(EVALUATED).fetchone()
-        return int(found[0]) if found else 0
+        return int(((connection or self.connection).execute(EVALUATED).fetchone() or (0,))[0])
 
-    def repetitions(self, connection: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """Each probe's repetitions and failures (``REPETITIONS``), of a table with ``probe_key`` (``case_table``)."""
+    def repetitions(self, connection: Any = None, ordered: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Each probe's repetitions and failures (``REPETITIONS``), of a table with ``probe_key`` (``case_table``).
+        Without ``ordered``, where each probe is one case, the same counts in any order (the failed cases' first):
+        two counts read, not a row a case (the figures, ``repetition_figures``, read no order)."""
         if "probe_key" not in self.columns:
             raise ValueError("the case table has no probe_key column: make it with case_table")
+        connection = connection or self.connection
+        if self.probes_once and not ordered:
+            cases, failed = connection.execute(ONE_CASE_COUNTS).fetchone() or (0, 0)
+            return np.ones(cases, dtype=np.int64), (np.arange(cases) < failed).astype(np.int64)
         if self.probes_once:  # one case a probe: one repetition each, failed or not
-            failed = (connection or self.connection).execute(ONE_CASE_EACH).fetchnumpy()["failed"]
-            failures = np.asarray(failed, dtype=np.int64)
+            failures = np.asarray(connection.execute(ONE_CASE_EACH).fetchnumpy()["failed"], dtype=np.int64)
             return np.ones(len(failures), dtype=np.int64), failures
-        found = (connection or self.connection).execute(REPETITIONS).fetchnumpy()
+        found = connection.execute(REPETITIONS).fetchnumpy()
         return np.asarray(found["n"], dtype=np.int64), np.asarray(found["c"], dtype=np.int64)
 
     def strategies(self, connection: Any = None) -> dict[str, list[dict[str, Any]]]:

@@ -240,7 +240,7 @@ def _queries(engine: Session) -> dict[str, Callable[[Any], Any]]:
         "severity": lambda c: engine.groups("severity", c),
         "failure_modes": engine.failure_modes,
         "worst": lambda c: engine.worst_positions(WORST_CASES, c),
-        "repetitions": engine.repetitions,
+        "repetitions": lambda c: engine.repetitions(c, ordered=False),
         "strategies": engine.strategies,
     }
 
