@@ -1,5 +1,5 @@
 """The engine's table of a run read by columns takes its probe ids, categories and severities from the run's own
-case table (``engine.case_table(frame, run_table)``, what the dashboard and the report's data do): the same table,
+case table (``case_table.case_table(frame, run_table)``, what the dashboard and the report's data do): the same table,
 column for column, as converting them back from the frame's Python strings, for every sample, imported and random
 run, with and without cases not evaluated."""
 
@@ -14,7 +14,7 @@ from test_columnar_v3 import PEER_FILES, imported  # noqa: F401 - the module's f
 from test_pairing_table import _random_run
 
 import reporting
-from reporting.analysis.engine import _evaluated_texts, case_table
+from reporting.analysis.case_table import _evaluated_texts, case_table
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
 from reporting.format.columnar_checks import plain_texts
 from reporting.format.table_run import table_of

@@ -10,7 +10,8 @@ import threading
 import pytest
 
 import reporting.analysis.engine as engine_module
-from reporting.analysis.engine import Session, case_table
+from reporting.analysis.case_table import case_table
+from reporting.analysis.engine import Session
 from reporting.analysis.filters import Filters
 from reporting.analysis.metrics import aggregate_metrics, cases_frame
 from reporting.report.build import build_report, make_run_data

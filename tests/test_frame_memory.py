@@ -12,7 +12,7 @@ import pytest
 from test_columnar import per_record
 
 import reporting
-from reporting.analysis.engine import case_table
+from reporting.analysis.case_table import case_table
 from reporting.analysis.grouping import probe_keys
 from reporting.analysis.metrics import cases_frame, error_frame
 from reporting.format.synthetic import synthetic_run

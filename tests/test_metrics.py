@@ -216,7 +216,8 @@ def test_figures_of_filtered_views_equal_plain_references():
     a plain Python spelling of each figure gives, on the whole run and on filtered views of it."""
     from collections import Counter
 
-    from reporting.analysis.engine import Session, case_table
+    from reporting.analysis.case_table import case_table
+    from reporting.analysis.engine import Session
     from reporting.analysis.filters import Filters
     from reporting.analysis.metrics import aggregate_metrics, cases_frame
 

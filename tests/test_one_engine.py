@@ -207,3 +207,77 @@ def test_a_category_and_a_severity_tier_read_only_the_aggregates_their_rows_carr
     assert figures.by_category(carried["category"]) == by_category
     assert figures.by_severity(carried["severity"]) == by_severity
     assert len(carried["severity"][0]) < len(full["severity"][0]) - 10
+
+
+def test_a_session_reads_one_run_without_grouping_by_its_key_and_gets_the_rows_grouped(hand_report):
+    """A Session's view is one run (``run_key`` '' on every row): its queries do not group by that constant
+    (``query(..., one_run=True)``); every row the same as grouped by it, to the bit, and no row where no case is."""
+    import numpy as np
+
+    from reporting.analysis.engine import DUCKDB, GROUPS, query
+
+    for name, run in _runs(hand_report):
+        table = case_table(run, "k")
+        for kept in (None, np.arange(table.num_rows) % 3 == 0, np.zeros(table.num_rows, dtype=bool)):
+            with Session(table, kept) as session:
+                for group in GROUPS:
+                    grouped = session.rows(query(group, DUCKDB, session.columns))
+                    assert "GROUP BY run_key" not in query(group, DUCKDB, session.columns, one_run=True)
+                    assert session.groups(group) == grouped, (name, group)
+                    empty = kept is not None and not kept.any()
+                    assert (grouped == []) if empty else (len(grouped) == 1 or group != "run"), (name, group)
+
+
+def test_the_severity_tests_over_the_tier_count_the_cases_the_text_tests_count(hand_report):
+    """The engine's case table carries each severity's tier (its place in SEVERITIES) and the aggregates test it
+    instead of the text; a table without it (a store's) tests the text: every row the same, to the bit, including a
+    severity outside the four (its tier null, as no text test holds for it)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from reporting.analysis.case_table import TIER, _tiers
+    from reporting.analysis.case_table import case_table as engine_table
+    from reporting.analysis.engine import DUCKDB, GROUPS, query
+    from reporting.analysis.metrics import cases_frame
+
+    for name, run in _runs(hand_report):
+        table = engine_table(cases_frame(run))
+        odd = table.set_column(
+            table.schema.get_field_index("severity"),
+            "severity",
+            pa.array([("severe", "HIGH", None, "critical")[i % 4] for i in range(table.num_rows)], type=pa.string()),
+        )
+        odd = odd.set_column(odd.schema.get_field_index(TIER), TIER, _tiers(odd["severity"]))
+        for given in (table, odd):
+            assert TIER in given.column_names and f"{TIER} >= 2" in query("run", DUCKDB, given.column_names)
+            for kept in (None, np.arange(given.num_rows) % 2 == 0):
+                with Session(given, kept) as tiers, Session(given.drop_columns([TIER]), kept) as texts:
+                    for group in GROUPS:
+                        assert tiers.groups(group) == texts.groups(group), (name, group)
+        with Session(odd) as session:
+            row = session.groups("run")[0]
+            assert row["critical_failed"] == sum(
+                1 for i, p in enumerate(table["passed"].to_pylist()) if i % 4 == 3 and not p
+            )
+
+
+def test_the_run_row_asked_in_two_queries_side_by_side_is_the_row_of_one(hand_report):
+    """A report asks for the run's percentiles and deviations (``SPREAD``) in a query of their own beside the rest;
+    joined, the two rows are the one query's row, to the bit; neither carries the other's aggregates."""
+    import numpy as np
+
+    from reporting.analysis.engine import SPREAD
+
+    for name, run in _runs(hand_report):
+        table = case_table(run, "k")
+        for kept in (None, np.arange(table.num_rows) % 2 == 1, np.zeros(table.num_rows, dtype=bool)):
+            with Session(table, kept) as session:
+                whole = session.groups("run")
+                rest = session.groups("run", only=lambda n: n not in SPREAD)
+                spread = session.groups("run", only=SPREAD.__contains__)
+            assert [{**a, **b} for a, b in zip(rest, spread)] == whole, name
+            assert len(rest) == len(spread) == len(whole) == (0 if kept is not None and not kept.any() else 1)
+            for row in rest:
+                assert not SPREAD & set(row) and "risk_sum" in row
+            for row in spread:
+                assert set(row) == {"run_key", "cases", *SPREAD}

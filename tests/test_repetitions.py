@@ -139,7 +139,8 @@ def test_a_table_whose_probes_never_repeat_reads_the_same_counts_without_groupin
     reads one repetition a case instead of grouping the keys: the same counts, in the same order, as the query."""
     import numpy as np
 
-    from reporting.analysis.engine import PROBES_ONCE, REPETITIONS, Session, case_table
+    from reporting.analysis.case_table import PROBES_ONCE, case_table
+    from reporting.analysis.engine import REPETITIONS, Session
 
     once = [case(f"p{i}", "x", "low", i % 3 != 0, 0.5) for i in range(9)]
     twice = once + [case("p1-again", "x", "low", False, 0.9, probe_group="p1")]
@@ -167,7 +168,7 @@ def test_probe_keys_of_any_size_are_told_apart_without_a_table_as_large_as_the_l
     """A frame made by hand may hold any integer keys: far apart, negative, repeated; each is told as it is."""
     import numpy as np
 
-    from reporting.analysis.engine import _each_once
+    from reporting.analysis.case_table import _each_once
 
     assert _each_once(np.array([0, 10**12], dtype=np.int64)) and _each_once(np.array([-5, 3], dtype=np.int64))
     assert not _each_once(np.array([10**12, 7, 10**12], dtype=np.int64))

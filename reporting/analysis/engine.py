@@ -22,13 +22,19 @@ from typing import Any, Optional
 
 import numpy as np
 
+from reporting.analysis.case_table import PROBES_ONCE, TIER
 from reporting.analysis.figures import CATEGORY_READS, SEVERITY_READS
-from reporting.analysis.grouping import probe_keys
 from reporting.format.schema import SEVERITIES
 
 EVALUATED = "passed IS NOT NULL"
-HIGH = "severity IN ('high', 'critical')"
-SIGNALS = ("safe_signal_hits", "unsafe_signal_hits", "boundary_or_refusal_signal")
+# The severity tests of the aggregates, spelled over the severity's text (a store's files) or, where the table has
+# it, over ``severity_tier`` (``case_table``: the severity's place in SEVERITIES; an integer compared costs a quarter
+# of a text: the run query over 2.9M cases 0.39 -> 0.30 s): the same cases either way.
+SEVERITY_TESTS = {
+    "high": ("severity IN ('high', 'critical')", f"{TIER} >= {SEVERITIES.index('high')}"),
+    "critical": ("severity = 'critical'", f"{TIER} = {SEVERITIES.index('critical')}"),
+    "high_tier": ("severity = 'high'", f"{TIER} = {SEVERITIES.index('high')}"),
+}
 
 
 @dataclass(frozen=True)
@@ -49,10 +55,10 @@ AGGREGATES: dict[str, Aggregate] = {
     "weight_sum": Aggregate(f"{{sum}}({_of_evaluated('severity_weight')})"),
     "weight_sq_sum": Aggregate(f"{{sum}}({_of_evaluated('severity_weight * severity_weight')})"),
     "weight_passed": Aggregate("{sum}(CASE WHEN passed THEN severity_weight END)"),
-    "high": Aggregate(f"sum(CASE WHEN {EVALUATED} AND {HIGH} THEN 1 ELSE 0 END)"),
-    "high_failed": Aggregate(f"sum(CASE WHEN NOT passed AND {HIGH} THEN 1 ELSE 0 END)"),
-    "critical_failed": Aggregate("sum(CASE WHEN NOT passed AND severity = 'critical' THEN 1 ELSE 0 END)"),
-    "high_tier_failed": Aggregate("sum(CASE WHEN NOT passed AND severity = 'high' THEN 1 ELSE 0 END)"),
+    "high": Aggregate(f"sum(CASE WHEN {EVALUATED} AND {{high}} THEN 1 ELSE 0 END)"),
+    "high_failed": Aggregate("sum(CASE WHEN NOT passed AND {high} THEN 1 ELSE 0 END)"),
+    "critical_failed": Aggregate("sum(CASE WHEN NOT passed AND {critical} THEN 1 ELSE 0 END)"),
+    "high_tier_failed": Aggregate("sum(CASE WHEN NOT passed AND {high_tier} THEN 1 ELSE 0 END)"),
     "risk_sum": Aggregate(f"{{sum}}({_of_evaluated('risk_score')})"),
     "risk_std": Aggregate(f"stddev_pop({_of_evaluated('risk_score')})"),
     "risk_sd": Aggregate(f"stddev_samp({_of_evaluated('risk_score')})"),
@@ -99,20 +105,46 @@ DUCKDB = Dialect("duckdb", "quantile_cont", "fsum", "[0.5, 0.9]", "[1]", "[2]")
 SPARK = Dialect("spark", "percentile", "sum", "array(0.5, 0.9)", "[0]", "[1]")
 
 
-def _spelled(sql: str, dialect: Dialect) -> str:
+def _spelled(sql: str, dialect: Dialect, tiers: bool = False) -> str:
+    tests = {name: spellings[tiers] for name, spellings in SEVERITY_TESTS.items()}
     return sql.format(
-        quantile=dialect.quantile, sum=dialect.sum, levels=dialect.levels, first=dialect.first, second=dialect.second
+        quantile=dialect.quantile,
+        sum=dialect.sum,
+        levels=dialect.levels,
+        first=dialect.first,
+        second=dialect.second,
+        **tests,
     )
 
 
-def query(group: str, dialect: Dialect, columns: Optional[Sequence[str]] = None) -> str:
+# The run's percentiles and deviations (the longest of its aggregates to compute): a report asks for them in a query
+# of their own beside the rest (``Session.together``), each query on one thread, each aggregate the same to the bit.
+SPREAD = frozenset(
+    ("risk_std", "risk_sd", "risk_median", "risk_p90", "weighted_risk_sd", "weighted_risk_median", "weighted_risk_p90")
+)
+
+
+def query(
+    group: str,
+    dialect: Dialect,
+    columns: Optional[Sequence[str]] = None,
+    one_run: bool = False,
+    only: Optional[Callable[[str], bool]] = None,
+) -> str:
     """The aggregates of every group of ``group`` (``GROUPS``) its figures read (``GROUP_READS``) over the view
-    ``cases``; with ``columns``, only the aggregates whose columns the table has."""
+    ``cases``; with ``columns``, only the aggregates whose columns the table has; with ``only``, those it holds
+    (the case count always). ``one_run``: the view is a Session's (``run_key`` '' on every row), not grouped by that
+    constant (0.02-0.04 s a query over 2.9M cases)."""
     present, reads = set(columns or ()), {"cases", *GROUP_READS.get(group, AGGREGATES)}
+    reads = {name for name in reads if only is None or name == "cases" or only(name)}
     chosen = {n: a for n, a in AGGREGATES.items() if n in reads and (columns is None or present.issuperset(a.needs))}
-    sql = ",\n  ".join(f"{_spelled(agg.sql, dialect)} AS {name}" for name, agg in chosen.items())
-    keys = ", ".join(GROUPS[group])
-    return f"SELECT {keys},\n  {sql}\nFROM cases\nGROUP BY {keys}\nORDER BY {keys}"
+    tiers = TIER in present  # the severity's tests over its tier, where the table has it
+    sql = ",\n  ".join(f"{_spelled(agg.sql, dialect, tiers)} AS {name}" for name, agg in chosen.items())
+    keys = ", ".join(key for key in GROUPS[group] if key != "run_key" or not one_run)
+    if not keys:  # the run's row: none where no case is, as grouped
+        return f"SELECT '' AS run_key,\n  {sql}\nFROM cases\nHAVING count(*) > 0"
+    head = "'' AS run_key, " if one_run else ""
+    return f"SELECT {head}{keys},\n  {sql}\nFROM cases\nGROUP BY {keys}\nORDER BY {keys}"
 
 
 FAILURE_MODES = """
@@ -126,9 +158,6 @@ SELECT count(*) AS n, CAST(sum(CASE WHEN NOT passed THEN 1 ELSE 0 END) AS BIGINT
 FROM cases WHERE passed IS NOT NULL GROUP BY probe_key ORDER BY min(pos)"""
 ONE_CASE_EACH = "SELECT NOT passed AS failed FROM cases WHERE passed IS NOT NULL"  # in the table's order
 ONE_CASE_COUNTS = "SELECT count(*), count(*) FILTER (WHERE NOT passed) FROM cases WHERE passed IS NOT NULL"
-# A case table whose probe keys never repeat says so (``case_table``; kept by every filter of its rows): each probe is
-# then one case, and its counts are read without grouping a million keys.
-PROBES_ONCE = b"runlens.probes_once"
 # Attack success per strategy and per strategy and category (cases that name a strategy), and the turns multi-turn
 # attacks took to break the model (failed cases with a conversation), in the strategies' order.
 STRATEGIES = """
@@ -158,84 +187,6 @@ SELECT a.judge AS first, b.judge AS second, count(*) AS n, count(*) FILTER (WHER
 FROM verdicts AS a JOIN verdicts AS b ON a.row = b.row AND a.judge < b.judge
 WHERE a.evaluated AND b.evaluated AND a.passed IS NOT NULL AND b.passed IS NOT NULL
 GROUP BY a.judge, b.judge ORDER BY a.judge, b.judge"""
-
-
-def case_table(frame: Any, run_table: Any = None):
-    """The columns of a case frame (``reporting.analysis.metrics.cases_frame``: evaluated cases) the engine reads,
-    as an Arrow table: numbers without a copy, texts and lists converted once. ``run_table``: the case table of the
-    run read by columns whose evaluated cases ``frame`` is the frame of (``cases_frame`` of that run, as made):
-    its probe ids, categories and severities are taken as that table holds them (the frame's texts were made from
-    them), not converted back from the frame's Python strings."""
-    import pandas as pd
-    import pyarrow as pa
-
-    held = _evaluated_texts(run_table, len(frame)) if run_table is not None else {}
-
-    def text(name: str):
-        if name in held:
-            return held[name]
-        return pa.array(frame[name].to_numpy(dtype=object), type=pa.string())
-
-    severity = frame["severity"]
-    codes = severity.cat.codes.to_numpy() if hasattr(severity, "cat") else None
-    if "severity" in held:
-        severity_column = held["severity"]
-    elif codes is not None and list(severity.cat.categories) == list(SEVERITIES):
-        tiers = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32), mask=codes < 0), pa.array(SEVERITIES))
-        severity_column = tiers.cast(pa.string())
-    else:
-        severity_column = text("severity")
-    modes = frame["detected_failure_modes"].to_numpy(dtype=object)
-    extra = {}  # the attack strategies' columns, where the frame has them
-    if "strategy" in frame:
-        named = frame["strategy"].to_numpy(dtype=object)
-        extra["strategy"] = pa.array(np.where(pd.notna(named), named, None), type=pa.string())  # NaN: none named
-        turns = frame["user_turns"] if "user_turns" in frame else np.zeros(len(frame), dtype=np.int64)
-        extra["user_turns"] = pa.array(np.asarray(turns, dtype=np.int64))
-    if "probe_key" in frame:
-        keys = frame["probe_key"].to_numpy(dtype=np.int64)
-    else:  # a frame made by hand: the keys as cases_frame gives them
-        keys = probe_keys(frame["probe_id"], frame["probe_group"] if "probe_group" in frame else None)
-    return pa.table(
-        {
-            "probe_id": text("probe_id"),
-            "category": text("category"),
-            "severity": severity_column,
-            "passed": pa.array(frame["passed"].to_numpy(dtype=bool)),
-            "risk_score": pa.array(frame["risk_score"].to_numpy(dtype=float)),
-            "severity_weight": pa.array(frame["severity_weight"].to_numpy(dtype=float)),
-            "weighted_risk": pa.array(frame["weighted_risk"].to_numpy(dtype=float)),
-            "safe_signal_hits": pa.array(frame["safe_signal_hits"].to_numpy(dtype=np.int64)),
-            "unsafe_signal_hits": pa.array(frame["unsafe_signal_hits"].to_numpy(dtype=np.int64)),
-            "boundary_or_refusal_signal": pa.array(frame["boundary_or_refusal_signal"].to_numpy(dtype=bool)),
-            "detected_failure_modes": pa.array(modes, type=pa.list_(pa.string())),
-            "probe_key": pa.array(keys, type=pa.int64()),
-            **extra,
-        },
-        metadata={PROBES_ONCE: b"1"} if _each_once(keys) else None,
-    )
-
-
-def _evaluated_texts(run_table: Any, rows: int) -> dict[str, Any]:
-    """The probe ids, categories and severities of the evaluated cases of a run's case table (the rows with a
-    verdict, in order, as ``cases_frame`` keeps them), as the table holds them; none when the rows are not
-    ``rows`` many."""
-    import pyarrow.compute as pc
-
-    names = ("probe_id", "category", "severity")
-    table = run_table.select([*names, "passed"])
-    if table.column("passed").null_count:
-        table = table.filter(pc.is_valid(table.column("passed")))
-    return {name: table.column(name) for name in names} if table.num_rows == rows else {}
-
-
-def _each_once(keys: np.ndarray) -> bool:
-    """Whether no probe key repeats."""
-    if len(keys) == 0:
-        return True
-    if int(keys.min()) < 0 or int(keys.max()) >= len(keys):  # more keys than cases, or other: count them
-        return len(np.unique(keys)) == len(keys)
-    return int(np.bincount(keys).max()) == 1  # keys 0 .. n - 1 (cases_frame's): counted in one pass
 
 
 KEPT = "_kept_"  # a filter's mask, as a column of the table a Session reads
@@ -274,8 +225,8 @@ class Session:
     def rows(self, sql: str, connection: Any = None) -> list[dict[str, Any]]:
         return _rows((connection or self.connection).execute(sql))
 
-    def groups(self, group: str, connection: Any = None) -> list[dict[str, Any]]:
-        return self.rows(query(group, DUCKDB, self.columns), connection)
+    def groups(self, group: str, connection: Any = None, only: Optional[Callable[[str], bool]] = None) -> list[dict]:
+        return self.rows(query(group, DUCKDB, self.columns, one_run=True, only=only), connection)
 
     def failure_modes(self, connection: Any = None) -> dict[str, int]:
         if "detected_failure_modes" not in self.columns:

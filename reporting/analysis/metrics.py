@@ -20,8 +20,9 @@ import pandas as pd
 
 from reporting._gc import gc_paused
 from reporting.analysis import figures
+from reporting.analysis.case_table import case_table
 from reporting.analysis.contradiction import derive_self_contradiction
-from reporting.analysis.engine import Session, case_table, one_row
+from reporting.analysis.engine import SPREAD, Session, one_row
 from reporting.analysis.grouping import probe_keys
 from reporting.analysis.judges import judges_figures
 from reporting.analysis.repetitions import repetition_figures
@@ -234,12 +235,13 @@ def _worst_cases(top: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _queries(engine: Session) -> dict[str, Callable[[Any], Any]]:
     """The engine's queries of a report, each called with a connection of its own."""
-    return {
-        "run": lambda c: engine.groups("run", c),
-        "category": lambda c: engine.groups("category", c),
-        "severity": lambda c: engine.groups("severity", c),
-        "failure_modes": engine.failure_modes,
+    return {  # the longest first: two workers end together
+        "run": lambda c: engine.groups("run", c, lambda name: name not in SPREAD),
         "worst": lambda c: engine.worst_positions(WORST_CASES, c),
+        "spread": lambda c: engine.groups("run", c, SPREAD.__contains__),
+        "category": lambda c: engine.groups("category", c),
+        "failure_modes": engine.failure_modes,
+        "severity": lambda c: engine.groups("severity", c),
         "repetitions": lambda c: engine.repetitions(c, ordered=False),
         "strategies": engine.strategies,
     }
@@ -248,7 +250,7 @@ def _queries(engine: Session) -> dict[str, Callable[[Any], Any]]:
 def _engine_figures(found: Mapping[str, Any], top: pd.DataFrame, errors: int) -> dict[str, Any]:
     """Counts, overall, per category and severity, failure modes, indices, worst cases (``top``: their rows),
     the category ranking and the repetitions, from the engine's rows (``_queries``) over the evaluated cases."""
-    run = one_row(found["run"])
+    run = one_row([{**row, **spread} for row, spread in zip(found["run"], found["spread"])])  # a row each, or none
     categories = figures.by_category(found["category"])
     overall = figures.with_error_rate(figures.overall(run), errors, figures.evaluated(run) + errors)
     return {
@@ -284,7 +286,7 @@ def aggregate_metrics(
     ``errors`` counts the cases not evaluated (from the run itself when a run is given). ``error_cases``: those
     cases (``error_frame``), whose judges' verdicts count in each judge's figures (a sample that errored is an
     error of every scorer that was to judge it: its importer gives each a null verdict; a verdict given counts).
-    ``table``: the engine's table of the frame's rows (``reporting.analysis.engine.case_table``), when the caller
+    ``table``: the engine's table of the frame's rows (``reporting.analysis.case_table.case_table``), when the caller
     keeps one."""
     frame = run_or_frame if isinstance(run_or_frame, pd.DataFrame) else cases_frame(run_or_frame, texts=False)
     if isinstance(run_or_frame, RunReport) and (errors is None or error_cases is None):

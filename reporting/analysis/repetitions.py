@@ -40,8 +40,9 @@ def repetition_figures(repetitions: Any, failures: Any) -> dict[str, Any]:
     appearance (``Session.repetitions``)."""
     n = np.asarray(repetitions, dtype=np.int64)
     c = np.asarray(failures, dtype=np.int64)
-    keep = n > 0
-    n, c = n[keep], c[keep]
+    if len(n) and int(n.min()) <= 0:  # (a copy of millions of counts only where one is to be dropped)
+        keep = n > 0
+        n, c = n[keep], c[keep]
     total = int(len(n))
     any_failed = int((c > 0).sum())
     most = int(n.max()) if total else 0
@@ -52,7 +53,7 @@ def repetition_figures(repetitions: Any, failures: Any) -> dict[str, Any]:
         # (n, c) as one integer n * width + c counted in one pass: the same pairs, in the same (n, c) order, as a
         # row-wise np.unique, without sorting a million rows.
         width = most + 1
-        counted = np.bincount(n.astype(np.int64) * width + c.astype(np.int64))
+        counted = np.bincount(n * width + c)  # int64 both: no copy of either
         codes = np.flatnonzero(counted)
         pairs, weights = np.stack([codes // width, codes % width], axis=1), counted[codes]
     elif total:

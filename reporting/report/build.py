@@ -9,9 +9,9 @@ from typing import Any, Optional, Union
 
 from reporting._gc import gc_paused
 from reporting._memory import give_back
+from reporting.analysis.case_table import case_table
 from reporting.analysis.contradiction import case_contradictions
 from reporting.analysis.drift import drift
-from reporting.analysis.engine import case_table
 from reporting.analysis.filters import NO_FILTERS, Filters
 from reporting.analysis.framework_maps import Catalog
 from reporting.analysis.judges import judge_rows, kept_judge_rows

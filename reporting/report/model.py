@@ -44,7 +44,7 @@ class RunData:
     drift: tuple[DriftFinding, ...]
     failure_mode_names: tuple[str, ...]
     errors: pd.DataFrame  # the cases not evaluated (passed null), same columns plus "error"
-    table: Any = None  # the engine's table of the frame's rows (reporting.analysis.engine.case_table), made once
+    table: Any = None  # the engine's table of the frame's rows (reporting.analysis.case_table.case_table), made once
     cases: Any = None  # every case in its framework group (report/frameworks.RunCases), made once: a filter counts
     judged: Any = None  # each judge's rows of the frame and verdicts (analysis.judges.judge_rows), made once
 
