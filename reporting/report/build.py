@@ -12,6 +12,7 @@ from reporting._memory import give_back
 from reporting.analysis.case_table import case_table
 from reporting.analysis.contradiction import case_contradictions
 from reporting.analysis.drift import drift
+from reporting.analysis.engine import report_columns
 from reporting.analysis.filters import NO_FILTERS, Filters
 from reporting.analysis.framework_maps import Catalog
 from reporting.analysis.judges import judge_rows, kept_judge_rows
@@ -163,7 +164,7 @@ def _kept_table(data: RunData, kept: Any, count: int) -> tuple[Any, Any]:
     table = data.table
     if table.num_rows > MASKED_ABOVE and count * table.nbytes > COPIED_BYTES * table.num_rows:
         return table, kept
-    return table.filter(kept), None
+    return table.select(report_columns(table)).filter(kept), None  # the columns the queries read
 
 
 def report_run(data: RunData) -> RunReport:
