@@ -30,14 +30,19 @@ def assert_same_engine_table(path):
     if table is None:  # a run of case objects (another tool's file read by its importer): converted, as before
         assert run_data(run).table.equals(case_table(frame))
         return frame
-    held, converted = case_table(frame, table), case_table(frame)
-    taken = plain_texts(held)  # (a category held as a dictionary, as the run's table holds it: the same texts)
+    held, made = case_table(frame, table), case_table(frame)
+    # (a category held as a dictionary, as the run's table holds it, the failure modes' names coded: the same texts)
+    taken, converted = plain_texts(held), plain_texts(made)
+    assert (
+        str(made.schema.field("detected_failure_modes").type)
+        == "list<item: dictionary<values=string, indices=int32, ordered=0>>"
+    )
     assert taken.schema == converted.schema
     for name in converted.column_names:
         assert taken.column(name).equals(converted.column(name)), (path, name)
     assert set(_evaluated_texts(table, len(frame))) == {"probe_id", "category", "severity"}
     assert plain_texts(run_data(run).table).equals(converted)  # the report's data keeps the table taken so
-    assert aggregate_metrics(frame, table=held) == aggregate_metrics(frame, table=converted)  # the engine's figures
+    assert aggregate_metrics(frame, table=held) == aggregate_metrics(frame, table=made)  # the engine's figures
     return frame
 
 

