@@ -34,11 +34,13 @@ def case_table(frame: Any, run_table: Any = None):
 
     severity = frame["severity"]
     codes = severity.cat.codes.to_numpy() if hasattr(severity, "cat") else None
+    tier_column = None
     if "severity" in held:
         severity_column = held["severity"]
     elif codes is not None and list(severity.cat.categories) == list(SEVERITIES):
-        tiers = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32), mask=codes < 0), pa.array(SEVERITIES))
-        severity_column = tiers.cast(pa.string())
+        coded = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32), mask=codes < 0), pa.array(SEVERITIES))
+        severity_column = coded.cast(pa.string())
+        tier_column = pa.array(codes.astype(np.int8), mask=codes < 0)  # the codes are the tiers: not looked up again
     else:
         severity_column = text("severity")
     modes = frame["detected_failure_modes"].to_numpy(dtype=object)
@@ -57,7 +59,7 @@ def case_table(frame: Any, run_table: Any = None):
             "probe_id": text("probe_id"),
             "category": text("category"),
             "severity": severity_column,
-            TIER: _tiers(severity_column),
+            TIER: _tiers(severity_column) if tier_column is None else tier_column,
             "passed": pa.array(frame["passed"].to_numpy(dtype=bool)),
             "risk_score": pa.array(frame["risk_score"].to_numpy(dtype=float)),
             "severity_weight": pa.array(frame["severity_weight"].to_numpy(dtype=float)),
