@@ -11,7 +11,7 @@ from test_columnar import assert_read_alike, per_record
 from test_columnar_lines import _loaded
 
 import reporting
-from reporting.format import columnar, columnar_lines
+from reporting.format import columnar, columnar_checks, columnar_lines
 from reporting.format.columnar import read_table
 from reporting.format.columnar_checks import DICTIONARY_TEXTS, worth_sharing
 from reporting.format.parquet import case_table
@@ -89,10 +89,48 @@ def test_the_choice_is_by_the_memory_each_form_takes():
             "task": ["a long text that repeats"] * 50 + [None] * 10,
             "response": [f"text {i}" for i in range(60)],
             "explanation": ["a", "b", "c"] * 20,  # one letter: its index takes more than sharing saves
-            "category": ["a category that repeats"] * 60,  # no long text: never shared
+            "category": ["a category that repeats"] * 60,  # a run's categories and lists' items: by the same rule
+            "failure_modes": [["a failure mode that repeats"], []] * 30,
+            "matched_safe_patterns": [[f"pattern {i}"] for i in range(60)],
+            "probe_id": ["an id that repeats"] * 60,  # neither a long text nor a repeated column: never shared
         }
     )
-    assert worth_sharing(batch) == {"task"}
+    assert worth_sharing(batch) == {"task", "category", "failure_modes"}
+    shared = columnar_checks.shared_texts(batch, worth_sharing(batch))
+    texts = pa.dictionary(pa.int32(), pa.string())
+    assert shared.schema.field("category").type == texts
+    assert shared.schema.field("failure_modes").type == pa.list_(texts)
+    assert shared.schema.field("matched_safe_patterns").type == pa.list_(pa.string())
+    assert shared.to_pylist() == batch.to_pylist()
+
+
+def test_json_lines_hold_their_repeated_columns_as_dictionaries_from_the_first_batch(tmp_path, monkeypatch):
+    """The categories and the lists' items of a run read by lines are dictionaries in every batch as it is read (ten
+    million cases held 1.2 GB of them as plain texts until the whole run was read, the reading's peak), the values
+    the per-record reader's."""
+    monkeypatch.setattr(columnar_lines, "LINE_BLOCK", 4096)
+    monkeypatch.setattr(columnar, "CHUNK", 64)
+    seen = []
+    made = columnar_checks.shared_texts
+
+    def shared_texts(batch, names):
+        out = made(batch, names)
+        seen.append(out.schema)
+        return out
+
+    monkeypatch.setattr(columnar, "shared_texts", shared_texts)
+    document = _run(300)
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(case) + "\n" for case in document["cases"]))
+    read = _loaded(path)
+    assert len(seen) > 3
+    texts = pa.dictionary(pa.int32(), pa.string())
+    for schema in seen:
+        assert schema.field("category").type == texts
+        assert schema.field("failure_modes").type == pa.list_(texts)
+    slow = per_record(path)
+    assert [c.model_dump() for c in read.run.cases] == [c.model_dump() for c in slow.run.cases]
+    assert reporting.aggregate_metrics(read.run) == reporting.aggregate_metrics(slow.run)
 
 
 @pytest.mark.parametrize("repeat_first", [True, False])
@@ -167,9 +205,10 @@ def test_a_columns_chunks_share_one_dictionary(tmp_path, monkeypatch):
     table = read_table(str(path)).table
     for name in ("response", "category"):
         chunks = table.column(name).chunks
-        assert len(chunks) == 10 and pa.types.is_dictionary(chunks[0].type), name
+        # (the engine's columns, the category among them, joined into chunks of CHUNK_ROWS: ``texts_in_fewer_chunks``)
+        assert len(chunks) == (1 if name == "category" else 10) and pa.types.is_dictionary(chunks[0].type), name
         assert len({chunk.dictionary.buffers()[2].address for chunk in chunks}) == 1, name
-        assert held_bytes(table.column(name)) < table.column(name).nbytes, name
+        assert held_bytes(table.column(name)) < table.column(name).nbytes or len(chunks) == 1, name
 
 
 def test_dictionaries_past_the_limit_stay_a_chunks_own(monkeypatch):
@@ -183,3 +222,35 @@ def test_dictionaries_past_the_limit_stay_a_chunks_own(monkeypatch):
     monkeypatch.setattr(arrow_take, "UNIFIED_AT_MOST", sum(c.dictionary.nbytes for c in chunks) - 1)
     kept = arrow_take.dictionaries_unified(table).column("response")
     assert len({chunk.dictionary.buffers()[2].address for chunk in kept.chunks}) == 4
+
+
+def test_a_text_column_of_many_chunks_is_joined_into_fewer_its_dictionary_kept(monkeypatch):
+    """``texts_in_fewer_chunks``: consecutive chunks joined up to ``CHUNK_ROWS`` rows (or ``CHUNK_BYTES``), the values
+    and their order unchanged, a dictionary the chunks share kept as the one dictionary; a column whose chunks hold
+    dictionaries of their own, and a column of numbers, left as they are."""
+    from reporting.format import arrow_take
+
+    monkeypatch.setattr(arrow_take, "CHUNK_ROWS", 25)
+    words = pa.array([f"category {i % 7}" for i in range(10)]).dictionary_encode().dictionary
+    ids = [pa.array([f"id-{k}-{i}" if i != 3 else None for i in range(10)]) for k in range(10)]
+    shared = [
+        pa.DictionaryArray.from_arrays(pa.array([(i + k) % 7 for i in range(10)], pa.int32()), words) for k in range(10)
+    ]
+    own = [pa.array([f"r{k}"] * 9 + ["x"]).dictionary_encode() for k in range(10)]
+    table = pa.table(
+        {
+            "probe_id": pa.chunked_array(ids),
+            "category": pa.chunked_array(shared),
+            "response": pa.chunked_array(own),
+            "risk_score": pa.chunked_array([pa.array([0.5] * 10)] * 10),
+        }
+    )
+    got = arrow_take.texts_in_fewer_chunks(table, ("probe_id", "category", "response", "risk_score", "absent"))
+    assert [len(c) for c in got.column("probe_id").chunks] == [30, 30, 30, 10]
+    assert [len(c) for c in got.column("category").chunks] == [30, 30, 30, 10]
+    held = {c.dictionary.buffers()[2].address for c in got.column("category").chunks}
+    assert held == {words.buffers()[2].address}
+    assert got.column("response").num_chunks == 10 and got.column("risk_score").num_chunks == 10
+    assert got.to_pylist() == table.to_pylist() and got.schema == table.schema
+    monkeypatch.setattr(arrow_take, "CHUNK_BYTES", ids[0].nbytes * 2)  # at most two chunks' bytes in one
+    assert [len(c) for c in arrow_take.texts_in_fewer_chunks(table, ("probe_id",)).column(0).chunks] == [20] * 5

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from reporting._memory import give_back_between
-from reporting.format.arrow_take import dictionaries_unified, numbers_in_one_chunk
+from reporting.format.arrow_take import dictionaries_unified, numbers_in_one_chunk, texts_in_fewer_chunks
 from reporting.format.parquet import CASE_COLUMNS, LISTS, RUN_METADATA_KEY, _arrow_type, _plain
 from reporting.format.severity import DEFAULT_SEVERITY_WEIGHTS, SEVERITIES
 
@@ -238,7 +238,7 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
     give_back_between(n)
     result = numbers_in_one_chunk(result)
     give_back_between(n)
-    result = dictionaries_unified(result)
+    result = texts_in_fewer_chunks(dictionaries_unified(result), ("probe_id", "category", "severity"))
     import json
 
     metadata = {RUN_METADATA_KEY: json.dumps(meta.model_dump(mode="json", exclude_none=True)).encode()}
@@ -247,33 +247,31 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
 
         metadata[TOOL_FIGURES_KEY] = json.dumps(stored["tool_figures"]).encode()
     result = result.replace_schema_metadata(metadata)
-    given = numbers_in_one_chunk(
-        pa.table(
-            {
-                "severity_weight": col("severity_weight"),
-                "weighted_risk": col("weighted_risk") if "weighted_risk" in names else pa.nulls(n, pa.float64()),
-            }
-        )
-    )
+    stated = col("weighted_risk") if "weighted_risk" in names else pa.nulls(n, pa.float64())
+    given = numbers_in_one_chunk(pa.table({"severity_weight": col("severity_weight"), "weighted_risk": stated}))
     return ColumnarRun(label, meta, version, result, stored, identity, given)
 
 
 def worth_sharing(batch: Any) -> frozenset:
-    """The ``DICTIONARY_TEXTS`` of a run's first parsed batch whose texts repeat enough that Arrow dictionaries
-    (each distinct text held once, as a Parquet table's texts are read) take under three quarters of the plain
-    texts: a probe's prompt over its generations, a task over its probes, a scorer's explanation over its verdicts.
-    The run's every batch then holds these as dictionaries (``shared_texts``) and the others plain (a run whose
-    every response is its own: the dictionary would be the texts and an index more), decided once so that no text
-    is ever held in both forms. A column whose texts stop repeating after the first batch costs an index a case."""
+    """The ``DICTIONARY_TEXTS`` and ``REPEATED`` columns (a list's items) of a run's first parsed batch whose texts
+    repeat enough that Arrow dictionaries (each distinct text held once, as a Parquet table's texts are read) take
+    under three quarters of the plain texts: a probe's prompt over its generations, a run's dozen categories, its
+    failure modes. The run's every batch then holds these as dictionaries (``shared_texts``; the repeated columns
+    were made so once the whole run was read: ten million cases as JSON Lines held 1.2 GB of their plain texts until
+    then, the reading's peak), decided once so that no text is ever held in both forms. A column whose texts stop
+    repeating after the first batch costs an index a case."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     found = set()
-    for name in DICTIONARY_TEXTS:
-        if name in batch.schema.names and pa.types.is_string(batch.schema.field(name).type):
-            column = batch.column(name)
-            if pc.dictionary_encode(column).nbytes < column.nbytes * 3 // 4:
-                found.add(name)
+    for name in (*DICTIONARY_TEXTS, *REPEATED):
+        if name not in batch.schema.names:
+            continue
+        kind, column = batch.schema.field(name).type, batch.column(name)
+        if pa.types.is_list(kind) and name in LISTS:
+            kind, column = kind.value_type, column.flatten()
+        if pa.types.is_string(kind) and pc.dictionary_encode(column).nbytes < column.nbytes * 3 // 4:
+            found.add(name)
     return frozenset(found)
 
 
@@ -288,7 +286,8 @@ def shared_schema(schema: Any, names: frozenset) -> Any:
     import pyarrow as pa
 
     texts = pa.dictionary(pa.int32(), pa.string())
-    return pa.schema([pa.field(f.name, texts, f.nullable) if f.name in names else f for f in schema], schema.metadata)
+    fields = [pa.field(f.name, pa.list_(texts) if pa.types.is_list(f.type) else texts, f.nullable) for f in schema]
+    return pa.schema([new if f.name in names else f for f, new in zip(schema, fields)], schema.metadata)
 
 
 def plain_texts(table: Any) -> Any:
