@@ -221,7 +221,8 @@ def _split_parquet(tmp_path, groups=4):
 def test_a_chunked_tables_numbers_are_one_chunk_read_in_place(tmp_path):
     run, slow = _split_parquet(tmp_path)
     table = table_of(run)
-    assert table.column("probe_id").num_chunks >= 4  # the texts keep their row groups' chunks
+    assert table.column("response").num_chunks >= 4  # the texts keep their row groups' chunks
+    assert table.column("probe_id").num_chunks == 1  # (but the engine's, joined up to a million rows a chunk)
     frame = cases_frame(run)
     for name in ("risk_score", "safe_signal_hits", "unsafe_signal_hits"):
         column = table.column(name)
@@ -250,3 +251,45 @@ def test_a_text_repeated_across_chunks_is_one_string():
     assert values.tolist() == column.to_pylist()
     assert values[0] is values[5] is values[7] and values[3] is values[4]  # across the first two chunks
     assert values[8] == "abc!" and values[2] is None
+
+
+def test_no_case_judged_by_another_is_one_empty_mapping_seen_n_times(tmp_path):
+    """A run no judge but RunLens's scored: the frame's verdicts are one empty mapping seen n times (read-only, as
+    the shared None), not a pointer a case (80 MB at ten million cases); judged cases each have theirs."""
+    run, slow = _run(tmp_path)
+    frame = cases_frame(run)
+    verdicts = frame["verdicts"].to_numpy()
+    assert verdicts.strides == (0,) and not verdicts.flags.writeable and verdicts.tolist() == [{}] * 40
+    pd.testing.assert_frame_equal(frame, cases_frame(slow))
+
+    def edit(cases):
+        cases[3]["verdicts"] = {"judge": {"passed": False, "score": 0.9}}
+
+    run, slow = _run(tmp_path, edit, name="judged.json")
+    frame = cases_frame(run)
+    assert frame["verdicts"].to_numpy().strides != (0,)
+    assert frame["verdicts"].iat[3]["judge"].score == 0.9 and frame["verdicts"].iat[4] == {}
+    pd.testing.assert_frame_equal(frame, cases_frame(slow))
+
+
+def test_the_weights_as_given_are_the_tables_own_when_every_case_gives_its_weight(tmp_path):
+    """The file's own severity weights (kept for drift) are the table's effective weights where they are the same
+    numbers (every case evaluated, each giving its weight): held once. A case that leaves its weight out, or a case
+    not evaluated, and they are two columns."""
+    run, _ = _run(tmp_path)
+    table, given = table_of(run), run.cases.columnar.given
+    address = table.column("severity_weight").chunk(0).buffers()[1].address
+    assert given.column("severity_weight").chunk(0).buffers()[1].address == address
+
+    def edit(cases):
+        del cases[2]["severity_weight"]
+
+    run, slow = _run(tmp_path, edit, name="default.json")
+    table, given = table_of(run), run.cases.columnar.given
+    assert (
+        given.column("severity_weight").chunk(0).buffers()[1].address
+        != table.column("severity_weight").chunk(0).buffers()[1].address
+    )
+    assert given.column("severity_weight").null_count == 1
+    assert table.column("severity_weight").null_count == 0
+    pd.testing.assert_frame_equal(cases_frame(run), cases_frame(slow))

@@ -263,8 +263,9 @@ def table_columns(
             data[name] = column.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
         elif name in _BOOL:
             data[name] = pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(bool)
-        elif name == "verdicts":
-            data[name] = _objects(_verdict_maps(column))
+        elif name == "verdicts":  # (no case judged by another: one empty mapping seen n times, as ``_Nothing``)
+            judged = n and pc.max(pc.fill_null(pc.list_value_length(column), 0)).as_py()
+            data[name] = _objects(_verdict_maps(column)) if judged else _one({}, n)
             give_back_between(n)
         elif name in LISTS:
             data[name] = _objects(shared_lists(column, empty))
@@ -298,6 +299,13 @@ def _tiers(column: Any) -> pd.Categorical:
     return pd.Categorical.from_codes(
         codes.to_numpy(zero_copy_only=False).astype(np.int8), categories=SEVERITIES, ordered=True
     )
+
+
+def _one(value: Any, n: int) -> pd.Series:
+    """``value`` seen ``n`` times: a read-only view of one object (``_Nothing``'s way), 8 bytes, not 8 a case."""
+    held = np.empty(1, dtype=object)
+    held[0] = value
+    return pd.Series(np.broadcast_to(held, (n,)), dtype=object, copy=False)
 
 
 class _Nothing:

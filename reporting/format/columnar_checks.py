@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -206,8 +207,6 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
     if "tags" in names and pc.list_flatten(col("tags")).null_count:
         raise NotMine  # a tag that is null
     wanted = list(CASE_COLUMNS) if columns is None else [c for c in CASE_COLUMNS if c in columns]
-    response = col("response") if "response" in names else pa.nulls(n, pa.string())
-    identity = (probe_ids, passed, risk, response) if "response" in wanted else None
     default_weight = pc.index_in(severity, pa.array(SEVERITIES))
     defaults = pa.array([DEFAULT_SEVERITY_WEIGHTS[s] for s in SEVERITIES])
     weight = pc.coalesce(col("severity_weight"), pc.take(defaults, default_weight))
@@ -239,8 +238,11 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
     result = numbers_in_one_chunk(result)
     give_back_between(n)
     result = texts_in_fewer_chunks(dictionaries_unified(result), ("probe_id", "category", "severity"))
-    import json
-
+    identity = None  # the columns as read, the table's own where they hold the same values (not held twice)
+    if "response" in wanted:
+        kept = set(result.column_names) - ({"risk_score"} if error_cases else set())
+        raws = {"probe_id": probe_ids, "passed": passed, "risk_score": risk, "response": pa.nulls(n, pa.string())}
+        identity = tuple(result.column(k) if k in kept else col(k) if k in names else v for k, v in raws.items())
     metadata = {RUN_METADATA_KEY: json.dumps(meta.model_dump(mode="json", exclude_none=True)).encode()}
     if stored.get("tool_figures"):
         from reporting.format.parquet import TOOL_FIGURES_KEY
@@ -248,18 +250,19 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
         metadata[TOOL_FIGURES_KEY] = json.dumps(stored["tool_figures"]).encode()
     result = result.replace_schema_metadata(metadata)
     stated = col("weighted_risk") if "weighted_risk" in names else pa.nulls(n, pa.float64())
-    given = numbers_in_one_chunk(pa.table({"severity_weight": col("severity_weight"), "weighted_risk": stated}))
+    weights = col("severity_weight")  # (every case evaluated with its weight given: the table's own, not a copy)
+    if not error_cases and not weights.null_count and "severity_weight" in result.column_names:
+        weights = result.column("severity_weight")
+    given = numbers_in_one_chunk(pa.table({"severity_weight": weights, "weighted_risk": stated}))
     return ColumnarRun(label, meta, version, result, stored, identity, given)
 
 
 def worth_sharing(batch: Any) -> frozenset:
-    """The ``DICTIONARY_TEXTS`` and ``REPEATED`` columns (a list's items) of a run's first parsed batch whose texts
-    repeat enough that Arrow dictionaries (each distinct text held once, as a Parquet table's texts are read) take
-    under three quarters of the plain texts: a probe's prompt over its generations, a run's dozen categories, its
-    failure modes. The run's every batch then holds these as dictionaries (``shared_texts``; the repeated columns
-    were made so once the whole run was read: ten million cases as JSON Lines held 1.2 GB of their plain texts until
-    then, the reading's peak), decided once so that no text is ever held in both forms. A column whose texts stop
-    repeating after the first batch costs an index a case."""
+    """The ``DICTIONARY_TEXTS`` and ``REPEATED`` columns (a list's items) of a run's first batch whose texts repeat
+    enough that Arrow dictionaries (each distinct text once) take under three quarters of the plain texts: a probe's
+    prompt over its generations, a run's categories and failure modes (once made so after the whole run was read: a
+    JSON Lines run of 10M cases held 1.2 GB of them plain until then), in every batch (``shared_texts``), decided
+    once: no text held in both forms (one whose texts stop repeating: an index a case)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
