@@ -543,20 +543,21 @@ def test_one_empty_state_when_no_case_matches_and_a_control_to_clear_it(samples,
 
 
 def test_each_run_of_the_script_gives_back_what_its_page_freed(samples, monkeypatch):
-    """After the page is drawn, the memory it freed goes back to the system (``reporting._memory.give_back``), every
-    run of the script, a page's failure included: at ten million cases what one page freed was kept and counted in
-    the next page's peak."""
+    """After the page is drawn, the memory it freed goes back to the system for a large run
+    (``reporting._memory.give_back_between``: its case count decides), every run of the script, a page's failure
+    included: at ten million cases what one page freed was kept and counted in the next page's peak."""
     import reporting.ui.pages as pages
 
-    given: list[str] = []
-    monkeypatch.setattr(pages, "give_back", lambda: given.append("back"))
+    given: list[int] = []
+    monkeypatch.setattr(pages, "give_back_between", given.append)
     at = on_acme_v1(app(samples, monkeypatch).run())
-    assert len(given) == 2  # the first run and the run choice
+    cases = len(reporting.load_run(str(samples / "acme-assistant-v1.json")).run.cases)
+    assert len(given) == 2 and given[-1] == cases  # the first run (another run's count) and the run choice
     page(at, "cases")
-    assert len(given) == 3 and not at.exception
+    assert given[2:] == [cases] and not at.exception
     monkeypatch.setattr(pages.st, "navigation", _failing_navigation)
     at.run()
-    assert len(given) == 4 and at.error
+    assert given[3:] == [cases] and at.error
 
 
 def _failing_navigation(_pages):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from reporting._memory import give_back, use_system_pool
+from reporting._memory import give_back_between, use_system_pool
 from reporting.textsafe import printable
 from reporting.ui.fleet_page import fleet_page
 from reporting.ui.frameworks_page import frameworks_page
@@ -61,7 +61,8 @@ def run_app() -> None:
     except Exception as exc:  # noqa: BLE001 - the last net (Streamlit's rerun and stop are not Exceptions)
         st.error("RunLens could not draw this page. Other pages and runs still work.")
         st.text(printable(f"error: {type(exc).__name__}: {str(exc)[:300]}"))
-    # What the page freed (its charts' columns, a sample's rows) given back before the next page adds its own: kept,
-    # it counted in the process's peak (ten million cases: the Cases page after Observability, 3,970 MB). Under a
-    # millisecond when there is nothing to give back.
-    give_back()
+    # What the page of a large run freed (its charts' columns, a sample's rows) given back before the next page adds
+    # its own: kept, it counted in the process's peak (ten million cases: the Cases page after Observability, 3,970
+    # MB). Not below STEP_ROWS cases, where it is kept for the next run to reuse (a million: 25 ms a filter change).
+    current = getattr(st.session_state.get("_context"), "current", None)
+    give_back_between(len(current[1].frame) if current is not None else 0)
