@@ -1,7 +1,7 @@
 """A run's case table holds its category and the items of its four lists (patterns, failure modes) as Arrow
-dictionaries where the first chunk's values repeat (``columnar_checks.repeated_kept``): a run's dozen categories
-over its cases, a detector's patterns over its attempts. The values are the per-record reader's, the verbs write
-the same bytes, and the run store's files keep the format's plain types."""
+dictionaries where the first batch's values repeat (``columnar_checks.worth_sharing``, ``repeated_kept``): a run's
+dozen categories over its cases, a detector's patterns over its attempts. The values are the per-record reader's,
+the verbs write the same bytes, and the run store's files keep the format's plain types."""
 
 import json
 
@@ -123,7 +123,8 @@ def test_the_verbs_write_the_same_bytes_held_or_plain(tmp_path, monkeypatch, cap
     path.write_text(json.dumps(_run(500)))
     outputs = {}
     for how in ("held", "plain"):
-        if how == "plain":
+        if how == "plain":  # (neither as each batch is read, ``worth_sharing``, nor once all is: ``repeated_kept``)
+            monkeypatch.setattr(columnar_checks, "REPEATED", ())
             monkeypatch.setattr(columnar_checks, "repeated_kept", lambda table: table)
         run = reporting.load_run(str(path)).run
         assert _held(run.cases.table)["category"] == (how == "held")
