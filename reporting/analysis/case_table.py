@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from reporting.analysis.grouping import probe_keys
+from reporting.format.columnar_checks import ENGINE_TEXTS
 from reporting.format.schema import SEVERITIES
 
 TIER = "severity_tier"  # the severity's place in SEVERITIES, a column of the case table (``_tiers``)
@@ -105,7 +106,7 @@ def _evaluated_texts(run_table: Any, rows: int) -> dict[str, Any]:
     ``rows`` many."""
     import pyarrow.compute as pc
 
-    names = ("probe_id", "category", "severity")
+    names = ENGINE_TEXTS  # (joined into few chunks as the table was read: ``columnar_checks.finish``)
     table = run_table.select([*names, "passed"])
     if table.column("passed").null_count:
         table = table.filter(pc.is_valid(table.column("passed")))

@@ -302,7 +302,7 @@ def _tiers(column: Any) -> pd.Categorical:
 
 
 def _one(value: Any, n: int) -> pd.Series:
-    """``value`` seen ``n`` times: a read-only view of one object (``_Nothing``'s way), 8 bytes, not 8 a case."""
+    """``value`` seen ``n`` times: a read-only view of one object (numpy's stride 0), 8 bytes, not 8 a case."""
     held = np.empty(1, dtype=object)
     held[0] = value
     return pd.Series(np.broadcast_to(held, (n,)), dtype=object, copy=False)
@@ -317,7 +317,7 @@ class _Nothing:
     __slots__ = ("_view",)
 
     def __init__(self, n: int) -> None:
-        self._view = np.broadcast_to(np.array([None], dtype=object), (n,))
+        self._view = _one(None, n).to_numpy()
 
     def __call__(self) -> pd.Series:
         return pd.Series(self._view, dtype=object, copy=False)

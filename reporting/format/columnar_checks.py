@@ -23,6 +23,7 @@ DICTIONARY_TEXTS = ("task", "probe_input", "response", "explanation")
 # Columns a case table holds as dictionaries where their values repeat (each distinct value held once): the
 # category, and the items of the lists (a detector's patterns, a probe's failure modes over a run's cases).
 REPEATED = ("category", *LISTS)
+ENGINE_TEXTS = ("probe_id", "category", "severity")  # the texts the engine's table takes as the case table holds them
 
 
 @dataclass
@@ -237,12 +238,10 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
     give_back_between(n)
     result = numbers_in_one_chunk(result)
     give_back_between(n)
-    result = texts_in_fewer_chunks(dictionaries_unified(result), ("probe_id", "category", "severity"))
-    identity = None  # the columns as read, the table's own where they hold the same values (not held twice)
-    if "response" in wanted:
-        kept = set(result.column_names) - ({"risk_score"} if error_cases else set())
-        raws = {"probe_id": probe_ids, "passed": passed, "risk_score": risk, "response": pa.nulls(n, pa.string())}
-        identity = tuple(result.column(k) if k in kept else col(k) if k in names else v for k, v in raws.items())
+    result = texts_in_fewer_chunks(dictionaries_unified(result), ENGINE_TEXTS)
+    kept = set(result.column_names) - ({"risk_score"} if error_cases else set())  # the table's own: not held twice
+    read = ("probe_id", "passed", "risk_score", "response") if "response" in wanted else ()  # (the fingerprint's)
+    identity = tuple(result[k] if k in kept else col(k) if k in names else pa.nulls(n, pa.string()) for k in read)
     metadata = {RUN_METADATA_KEY: json.dumps(meta.model_dump(mode="json", exclude_none=True)).encode()}
     if stored.get("tool_figures"):
         from reporting.format.parquet import TOOL_FIGURES_KEY
@@ -254,7 +253,7 @@ def finish(label, meta, version, stored, table, explicit_nulls, columns, extra=N
     if not error_cases and not weights.null_count and "severity_weight" in result.column_names:
         weights = result.column("severity_weight")
     given = numbers_in_one_chunk(pa.table({"severity_weight": weights, "weighted_risk": stated}))
-    return ColumnarRun(label, meta, version, result, stored, identity, given)
+    return ColumnarRun(label, meta, version, result, stored, identity or None, given)
 
 
 def worth_sharing(batch: Any) -> frozenset:
