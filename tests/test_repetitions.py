@@ -156,11 +156,11 @@ def test_a_table_whose_probes_never_repeat_reads_the_same_counts_without_groupin
             assert fast[0].tolist() == slow["n"].tolist() and fast[1].tolist() == slow["c"].tolist()
     with Session(kept) as engine:
         assert engine.repetitions()[1].tolist() == [1, 0, 0, 1, 0]  # p0, p2, p4, p6, p8: p0 and p6 failed (i % 3 == 0)
-        counted = engine.repetitions(ordered=False)  # the figures' way: two counts, not a row a case
-        assert counted[0].tolist() == [1] * 5 and counted[1].tolist() == [1, 1, 0, 0, 0]
+        counted = engine.repetition_counts()  # the figures' way: two counts, not a row a case
+        assert [part.tolist() for part in counted] == [[1, 1], [0, 1], [3, 2]]  # 3 probes passed once, 2 failed
     for given in (table, kept, table.filter(np.zeros(9, dtype=bool)), table.filter(np.arange(9) % 3 != 0)):
-        with Session(given) as engine:  # every figure the same as of the counts in the table's order
-            assert repetition_figures(*engine.repetitions(ordered=False)) == repetition_figures(*engine.repetitions())
+        with Session(given) as engine:  # every figure the same, to the bit, as of the counts in the table's order
+            assert repetition_figures(*engine.repetition_counts()) == repetition_figures(*engine.repetitions())
     assert aggregate_metrics(_run(twice))["repetitions"]["repeated_probes"] == 1
 
 
@@ -177,3 +177,24 @@ def test_probe_keys_of_any_size_are_told_apart_without_a_table_as_large_as_the_l
     frame = cases_frame(_run([case("a", "x", "low", True, 0.1), case("b", "x", "low", False, 0.9)]))
     frame["probe_key"] = [0, 10**12]
     assert aggregate_metrics(frame)["repetitions"]["probes"] == 2
+
+
+@pytest.mark.parametrize("most", [1, 4, 3000])
+def test_counted_probes_give_the_figures_of_the_same_probes_one_by_one(most):
+    """``repetition_figures`` of (repetitions, failures) pairs with how many probes each stands for: the figures of
+    those probes listed one by one (pairs counted or, past the counting table's size, made unique); pairs that stand
+    for no probe, or with no repetition, count for nothing."""
+    import numpy as np
+
+    rng = np.random.default_rng(most)
+    n = rng.integers(0, most + 1, 40)
+    c = np.array([rng.integers(0, k + 1) for k in n])
+    w = rng.integers(0, 5, 40)
+    one_by_one = repetition_figures(np.repeat(n, w), np.repeat(c, w))
+    counted = repetition_figures(n, c, w)
+    assert counted["probes"] == int(w[n > 0].sum()) > 0
+    share = counted.pop("share_failed_mean")
+    assert share == pytest.approx(one_by_one.pop("share_failed_mean"), rel=1e-12)
+    assert counted == one_by_one
+    none = repetition_figures(np.array([1, 1]), np.array([0, 1]), np.array([0, 0]))
+    assert none["probes"] == 0 and none["share_failed_mean"] is None and none["hit_at_k"] == {}

@@ -261,21 +261,26 @@ class Session:
         """How many cases ``WORST`` orders: the evaluated ones."""
         return int(((connection or self.connection).execute(EVALUATED).fetchone() or (0,))[0])
 
-    def repetitions(self, connection: Any = None, ordered: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """Each probe's repetitions and failures (``REPETITIONS``), of a table with ``probe_key`` (``case_table``).
-        Without ``ordered``, where each probe is one case, the same counts in any order (the failed cases' first):
-        two counts read, not a row a case (the figures, ``repetition_figures``, read no order)."""
-        if "probe_key" not in self.columns and not (self.probes_once and not ordered):
+    def repetitions(self, connection: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Each probe's repetitions and failures (``REPETITIONS``), of a table with ``probe_key`` (``case_table``)."""
+        if "probe_key" not in self.columns and not self.probes_once:
             raise ValueError("the case table has no probe_key column: make it with case_table")
         connection = connection or self.connection
-        if self.probes_once and not ordered:
-            cases, failed = connection.execute(ONE_CASE_COUNTS).fetchone() or (0, 0)
-            return np.ones(cases, dtype=np.int64), (np.arange(cases) < failed).astype(np.int64)
         if self.probes_once:  # one case a probe: one repetition each, failed or not
             failures = np.asarray(connection.execute(ONE_CASE_EACH).fetchnumpy()["failed"], dtype=np.int64)
             return np.ones(len(failures), dtype=np.int64), failures
         found = connection.execute(REPETITIONS).fetchnumpy()
         return np.asarray(found["n"], dtype=np.int64), np.asarray(found["c"], dtype=np.int64)
+
+    def repetition_counts(self, connection: Any = None) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """The repetitions and failures of the probes, and how many probes each stands for (the figures,
+        ``repetition_figures``, read no order): where each probe is one case, two counts read (a probe passed once,
+        one failed once), not a row a case; else each probe's (``repetitions``), one probe each (None)."""
+        if not self.probes_once:
+            return (*self.repetitions(connection), None)
+        cases, failed = (connection or self.connection).execute(ONE_CASE_COUNTS).fetchone() or (0, 0)
+        once = np.ones(2, dtype=np.int64)
+        return once, np.array([0, 1], dtype=np.int64), np.array([cases - failed, failed], dtype=np.int64)
 
     def strategies(self, connection: Any = None) -> dict[str, list[dict[str, Any]]]:
         """The rows of ``STRATEGIES``, ``STRATEGY_CATEGORIES`` and ``TURNS_TO_BREAK`` (none without strategies)."""

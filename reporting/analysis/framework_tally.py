@@ -209,21 +209,21 @@ def tallies(groups: CaseGroups, positions: Any = None) -> dict[Keys, Tally]:
         return {}
     n_groups = len(groups.keys)
     failed = np.flatnonzero(verdict == 0)
-    by_group = {
-        "passed": np.bincount(group[verdict == 1], minlength=n_groups),
-        "failed": np.bincount(group[failed], minlength=n_groups),
-        "errors": np.bincount(group[verdict == -1], minlength=n_groups),
-    }
-    worst = np.full(n_groups, -1, dtype=np.int64)
-    if groups.rank is not None and len(failed):
-        ranks = groups.rank if at is None else groups.rank[at]
-        _worst_of_groups(worst, group[failed], ranks[failed])
+    every = len(failed) == len(group)  # every case failed (a filter of failed cases): their columns as they are
+    keys = group if every else group[failed]
+    by_group = {"failed": np.bincount(keys, minlength=n_groups)}
+    for name, value in (("passed", 1), ("errors", -1)):
+        chosen = group[verdict == value] if not every else group[:0]
+        by_group[name] = np.bincount(chosen, minlength=n_groups)
     # by group, each in the cases' order (a radix sort where the groups' numbers fit 16 bits: 7x faster)
-    keys = group[failed]
-    failing_order = failed[np.argsort(keys.astype(np.uint16) if n_groups <= 1 << 16 else keys, kind="stable")]
+    order = np.argsort(keys.astype(np.uint16) if n_groups <= 1 << 16 else keys, kind="stable")
+    failing_order = order if every else failed[order]
     if at is not None:
         failing_order = at[failing_order]
     bounds = np.cumsum(by_group["failed"])
+    worst = np.full(n_groups, -1, dtype=np.int64)
+    if groups.rank is not None and len(failed):
+        _worst_of_groups(worst, groups.rank[failing_order], bounds)
     found: dict[Keys, Tally] = {}
     for g, named in enumerate(groups.keys):
         tally = Tally()
@@ -236,27 +236,17 @@ def tallies(groups: CaseGroups, positions: Any = None) -> dict[Keys, Tally]:
     return found
 
 
-RANKS_COUNTED = 64  # distinct ranks up to which a group's worst is found by counting (np.maximum.at: 10x slower)
-
-
-def _worst_of_groups(worst: Any, group: Any, ranks: Any) -> None:
-    """``np.maximum.at(worst, group, ranks)``: each group's highest rank, raised to it. Ranks are a few severity
-    tiers: each group's ranks are counted (one ``bincount`` of group and rank together) and the highest present
-    taken."""
+def _worst_of_groups(worst: Any, ranks: Any, bounds: Any) -> None:
+    """``np.maximum.at(worst, group, ranks)`` of ranks ordered by group, group g's ending at ``bounds[g]`` (the
+    counts' running sum): each group's highest rank, raised to it, one ``maximum.reduceat`` over the groups with
+    some."""
     import numpy as np
 
-    low, high = int(ranks.min()), int(ranks.max())
-    levels = high - low + 1
-    if levels > RANKS_COUNTED:
-        np.maximum.at(worst, group, ranks)
-        return
-    counted = np.bincount(
-        group.astype(np.int64) * levels + (ranks.astype(np.int64) - low), minlength=len(worst) * levels
-    )
-    present = counted.reshape(len(worst), levels) > 0
-    some = present.any(axis=1)
-    highest = levels - 1 - np.argmax(present[:, ::-1], axis=1) + low
-    np.maximum(worst, np.where(some, highest, worst), out=worst)
+    starts = np.concatenate(([0], bounds[:-1]))
+    some = np.flatnonzero(bounds > starts)
+    if len(some):
+        highest = np.maximum.reduceat(ranks, starts[some]).astype(np.int64)
+        worst[some] = np.maximum(worst[some], highest)
 
 
 def grouped(count, passed, severity, category, plugin, tags, rank) -> dict[Keys, Tally]:
@@ -270,10 +260,22 @@ class CaseIds(Sequence):
     positions read; others share one array of names among all items, made at the first read. Equal to a list or
     tuple of the same ids."""
 
-    __slots__ = ("_positions", "_case_ids", "_names")
+    __slots__ = ("_groups", "_merged", "_case_ids", "_names")
 
-    def __init__(self, positions: Any, case_ids: Sequence[Any], names: list[Any]) -> None:
-        self._positions, self._case_ids, self._names = positions, case_ids, names
+    def __init__(self, groups: Sequence[Any], case_ids: Sequence[Any], names: list[Any]) -> None:
+        """``groups``: the positions of each group of the item's failing cases, each ascending, no position in two."""
+        self._groups, self._case_ids, self._names = groups, case_ids, names
+        self._merged: Any = None
+
+    @property
+    def _positions(self) -> Any:
+        """The groups' positions merged, ascending: sorted when first read (a count reads none of them)."""
+        import numpy as np
+
+        if self._merged is None:
+            groups = self._groups
+            self._merged = np.asarray(groups[0]) if len(groups) == 1 else np.sort(np.concatenate(groups), kind="stable")
+        return self._merged
 
     def _all(self) -> Any:
         import numpy as np
@@ -293,7 +295,7 @@ class CaseIds(Sequence):
         return self._all()[positions].tolist()
 
     def __len__(self) -> int:
-        return len(self._positions)
+        return sum(len(group) for group in self._groups)
 
     def __getitem__(self, at: Any) -> Any:
         if isinstance(at, slice):
@@ -324,10 +326,7 @@ def failing_ids(
     position in two groups) merged, as a list of text, or with ``when_read`` as ``CaseIds`` (made as they are read;
     ``case_ids`` must then stay as they are). ``names``: the ids as one array of text, made at the first read of any
     item's ids."""
-    import numpy as np
-
     if not groups:
         return []
-    positions = np.asarray(groups[0]) if len(groups) == 1 else np.sort(np.concatenate(groups), kind="stable")
-    ids = CaseIds(positions, case_ids, names)
+    ids = CaseIds(groups, case_ids, names)
     return ids if when_read else list(ids)

@@ -242,7 +242,7 @@ def _queries(engine: Session) -> dict[str, Callable[[Any], Any]]:
         "category": lambda c: engine.groups("category", c),
         "failure_modes": engine.failure_modes,
         "severity": lambda c: engine.groups("severity", c),
-        "repetitions": lambda c: engine.repetitions(c, ordered=False),
+        "repetitions": engine.repetition_counts,
         "strategies": engine.strategies,
     }
 

@@ -14,6 +14,7 @@ query over the case table's ``probe_key``); the figures here are derived from th
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -35,16 +36,18 @@ def hit_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - none_failed
 
 
-def repetition_figures(repetitions: Any, failures: Any) -> dict[str, Any]:
+def repetition_figures(repetitions: Any, failures: Any, probes: Any = None) -> dict[str, Any]:
     """The figures of probes with ``repetitions`` evaluated and ``failures`` failed each, in order of first
-    appearance (``Session.repetitions``)."""
+    appearance (``Session.repetitions``). ``probes``: how many probes each (repetitions, failures) stands for
+    (``Session.repetition_counts``; one each when not given): the same figures as of those probes one by one."""
     n = np.asarray(repetitions, dtype=np.int64)
     c = np.asarray(failures, dtype=np.int64)
-    if len(n) and int(n.min()) <= 0:  # (a copy of millions of counts only where one is to be dropped)
-        keep = n > 0
-        n, c = n[keep], c[keep]
-    total = int(len(n))
-    any_failed = int((c > 0).sum())
+    w = None if probes is None else np.asarray(probes, dtype=np.int64)
+    if len(n) and (int(n.min()) <= 0 or (w is not None and int(w.min()) <= 0)):  # (a copy only where one is dropped)
+        keep = (n > 0) if w is None else (n > 0) & (w > 0)
+        n, c, w = n[keep], c[keep], None if w is None else w[keep]
+    total = int(len(n)) if w is None else int(w.sum())
+    any_failed = int((c > 0).sum()) if w is None else int(w[c > 0].sum())
     most = int(n.max()) if total else 0
     # Probes share few distinct (repetitions, failures) pairs: hit@k is computed once per pair, weighted by count.
     pairs: Any = np.zeros((0, 2), dtype=np.int64)
@@ -53,11 +56,12 @@ def repetition_figures(repetitions: Any, failures: Any) -> dict[str, Any]:
         # (n, c) as one integer n * width + c counted in one pass: the same pairs, in the same (n, c) order, as a
         # row-wise np.unique, without sorting a million rows.
         width = most + 1
-        counted = np.bincount(n * width + c)  # int64 both: no copy of either
+        counted = np.bincount(n * width + c) if w is None else np.bincount(n * width + c, weights=w).astype(np.int64)
         codes = np.flatnonzero(counted)
         pairs, weights = np.stack([codes // width, codes % width], axis=1), counted[codes]
     elif total:
-        pairs, weights = np.unique(np.stack([n, c], axis=1), axis=0, return_counts=True)
+        pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+        weights = np.bincount(inverse.ravel(), weights=w, minlength=len(pairs)).astype(np.int64)
     hits: dict[str, dict[str, Any]] = {}
     for k in range(1, min(most, MAX_K) + 1):
         eligible = [(int(a), int(b), int(w)) for (a, b), w in zip(pairs, weights) if a >= k]
@@ -65,11 +69,20 @@ def repetition_figures(repetitions: Any, failures: Any) -> dict[str, Any]:
         hits[str(k)] = {"score": sum(hit_at_k(a, b, k) * w for a, b, w in eligible) / probes, "probes": probes}
     return {
         "probes": total,
-        "repeated_probes": int((n > 1).sum()),
+        "repeated_probes": int((n > 1).sum()) if w is None else int(w[n > 1].sum()),
         "most_repetitions": most,
         "any_failed": any_failed,
         "any_failed_rate": None if total == 0 else any_failed / total,
         "any_failed_rate_ci": wilson(any_failed, total),
-        "share_failed_mean": None if total == 0 else float((c / n).mean()),
+        "share_failed_mean": None if total == 0 else _mean_share(c, n, w, total),
         "hit_at_k": hits,
     }
+
+
+def _mean_share(c: Any, n: Any, w: Any, total: int) -> float:
+    """The mean over probes of the share of repetitions failed; of counted probes (``w``), their exact sum over
+    their number (where every probe is asked once, the failed probes over the probes: what the mean of one share
+    a probe gives, to the bit)."""
+    if w is None:
+        return float((c / n).mean())
+    return math.fsum((w * (c / n)).tolist()) / total
