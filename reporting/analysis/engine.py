@@ -215,7 +215,6 @@ class Session:
     table of their own, and ``pos`` is a row's position among them."""
 
     def __init__(self, table, kept: Any = None) -> None:
-        import duckdb
         import pyarrow as pa
 
         self.probes_once = (table.schema.metadata or {}).get(PROBES_ONCE) == b"1"
@@ -229,14 +228,13 @@ class Session:
             positions = np.cumsum(kept, dtype=np.int64) - 1  # a kept row's place among the kept rows
             table = table.append_column(KEPT, pa.array(kept))
         table = table.append_column("pos", pa.array(positions))
-        self.connection = duckdb.connect(config={"threads": 1})
         self.table = table
-        self.connection.register("given", table)
         self.columns = tuple(name for name in table.column_names if name != KEPT)
         dropped = [name for name in ("run_key", KEPT) if name in table.column_names]
         rest = f"* EXCLUDE ({', '.join(dropped)})" if dropped else "*"  # one run: one group, whatever a table says
         where = f" WHERE {KEPT}" if kept is not None else ""
-        self.connection.execute(f"CREATE VIEW cases AS SELECT {rest}, '' AS run_key FROM given{where}")
+        self.view = f"CREATE TEMP VIEW cases AS SELECT {rest}, '' AS run_key FROM given{where}"
+        self.connection = self._cursor(_database())
 
     def rows(self, sql: str, connection: Any = None) -> list[dict[str, Any]]:
         return _rows((connection or self.connection).execute(sql))
@@ -326,11 +324,12 @@ class Session:
                 done.result()  # a job's error is raised here, after every worker stopped
         return {name: found[name] for name in jobs}
 
-    def _cursor(self) -> Any:
-        """A connection of its own to the session's database: the view ``cases`` with the table registered again
-        (a registration belongs to one connection)."""
-        cursor = self.connection.cursor()
+    def _cursor(self, of: Any = None) -> Any:
+        """A connection of its own to the process's database (``_database``): the table registered as ``given`` and
+        the view ``cases`` over it, both the connection's own (temporary: another session's are not seen)."""
+        cursor = (of or self.connection).cursor()
         cursor.register("given", self.table)
+        cursor.execute(self.view)
         return cursor
 
     def close(self) -> None:
@@ -341,6 +340,20 @@ class Session:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+_DATABASE: list[Any] = []  # the process's DuckDB database in memory, opened once (an open takes 10 ms)
+_DATABASE_OPENING = threading.Lock()
+
+
+def _database() -> Any:
+    """The process's DuckDB database (single-threaded queries): each Session a connection of its own to it."""
+    with _DATABASE_OPENING:
+        if not _DATABASE:
+            import duckdb
+
+            _DATABASE.append(duckdb.connect(config={"threads": 1}))
+        return _DATABASE[0]
 
 
 _PER_THREAD = threading.local()  # each thread's connection for ``rows_of`` (one takes 17 ms to open)

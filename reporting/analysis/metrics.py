@@ -292,7 +292,8 @@ def aggregate_metrics(
     if isinstance(run_or_frame, RunReport) and (errors is None or error_cases is None):
         error_cases = error_frame(run_or_frame, texts=False)
         errors = len(error_cases)
-    table = case_table(frame) if table is None else table
+    if table is None:  # (a run read by columns: its texts as its table holds them, as make_run_data takes them)
+        table = case_table(frame, table_of(run_or_frame) if isinstance(run_or_frame, RunReport) else None)
     return metrics_while(table, lambda: frame, errors or 0, error_cases)[0]
 
 

@@ -183,10 +183,10 @@ def _case_batches(
     explicit: dict[str, int] = {}  # per name of CHECKED: the cases whose null is written ``null``
     seen = 0
     shared: Optional[frozenset] = None  # the texts held as dictionaries
-    for chunk, lines, spread, parsed in _parsed_chunks(chunks, schema, version):
+    for chunk, parsed in _parsed_chunks(chunks, schema, version):
+        lines, spread, (table, every_key_known, keys) = parsed.result()  # (keys: the heads of judged cases, where read)
         if one_a_line and spread:
             raise NotMine  # a case over two lines, which the per-record reader reads as two broken lines
-        table, every_key_known, keys = parsed.result()  # (keys: the heads of judged cases, where read)
         # A chunk whose every key Arrow's schema names has no extras: each case's keys are decoded only where a
         # check needs them (``nested``), not all (a third of the reading of a million cases).
         # ("verdicts": null passes Arrow's parse as no verdicts: where the chunk names verdicts, its keys are read, and
@@ -226,26 +226,34 @@ def _chunks(blocks: Iterable[list]) -> Iterator[list]:
         yield held
 
 
-def _parsed_chunks(chunks: Iterable[list], schema, version: int) -> Iterator[tuple[list, bytes, bool, Future]]:
-    """Each chunk of cases: the raw cases, their bytes one a line, whether a case spans lines (an indented
-    document: its bytes counted once, 7% of the reading of a million judged cases when counted in each use), and
-    Arrow's parse of them (``_parse_known``) in threads of their own. Arrow parses without Python's lock, so the
-    next chunks are parsed while the caller reads this one's keys (AHEAD + 1 chunks held at a time)."""
+def _parsed_chunks(chunks: Iterable[list], schema, version: int) -> Iterator[tuple[list, Future]]:
+    """Each chunk of cases: the raw cases, and its ``_joined_and_parsed`` in threads of their own. Arrow parses
+    without Python's lock, as numpy counts, so the next chunks are joined and parsed while the caller reads this
+    one's keys (AHEAD + 1 chunks held at a time)."""
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=AHEAD, thread_name_prefix="runlens-parse") as pool:
         waiting: deque = deque()
         for chunk in chunks:
-            lines = b"\n".join(chunk)
-            spread = lines.count(b"\n") != len(chunk) - 1
-            parsed = pool.submit(_parse_known, lines, schema, len(chunk), version, spread)
-            waiting.append((chunk, lines, spread, parsed))
-            del chunk, lines, parsed
+            waiting.append((chunk, pool.submit(_joined_and_parsed, chunk, schema, version)))
+            del chunk
             if len(waiting) > AHEAD:
                 yield waiting.popleft()
         while waiting:
             yield waiting.popleft()
+
+
+def _joined_and_parsed(chunk: list, schema, version: int) -> tuple[bytes, bool, tuple]:
+    """A chunk's cases one a line, whether a case spans lines (an indented document: its bytes counted once, 7% of
+    the reading of a million judged cases when counted in each use; numpy's count of the line feeds, 2.5x faster
+    than bytes.count), and Arrow's parse of them (``_parse_known``): in a parse thread, beside the reading of the
+    chunk before (at 100k cases the join and the count took 0.07 s of the main thread's reading)."""
+    import numpy as np
+
+    lines = b"\n".join(chunk)
+    spread = int(np.count_nonzero(np.frombuffer(lines, dtype=np.uint8) == 0x0A)) != len(chunk) - 1
+    return lines, spread, _parse_known(lines, schema, len(chunk), version, spread)
 
 
 @functools.cache
