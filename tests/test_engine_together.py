@@ -102,3 +102,39 @@ def test_the_figures_keep_the_order_recompute_has_always_written():
         "by_strategy_category",
     ]
     assert tuple(metrics["worst_cases"][0]) == WORST_CASE_FIELDS
+
+
+def test_sessions_open_at_once_share_one_database_and_see_only_their_own_cases(monkeypatch):
+    """Every Session is a connection to the process's one DuckDB database (``engine._database``): its table and its
+    view of the cases are its own, so sessions open at once, in threads at once, each count their own cases; one
+    closed leaves the others (and the database) working."""
+    import duckdb
+
+    whole = case_table(cases_frame(_run(400).run))
+    small = case_table(cases_frame(_run(30).run))
+    engine_module._database()
+    monkeypatch.setattr(duckdb, "connect", lambda *a, **k: pytest.fail("a Session opened a database of its own"))
+    first, second = Session(whole), Session(small)
+    try:
+        assert engine_module._database() is engine_module._database()  # opened once
+        assert first.groups("run")[0]["cases"] == 400 and second.groups("run")[0]["cases"] == 30
+        found: dict = {}
+
+        def count(name: str, session: Session) -> None:
+            for _ in range(20):
+                found.setdefault(name, set()).add(
+                    session.together({"run": lambda c: session.groups("run", c)})["run"][0]["cases"]
+                )
+
+        threads = [threading.Thread(target=count, args=(n, s)) for n, s in (("first", first), ("second", second))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert found == {"first": {400}, "second": {30}}
+    finally:
+        first.close()
+    assert second.groups("run")[0]["cases"] == 30 and second.evaluated() == 30
+    second.close()
+    with Session(small, kept=[i % 2 == 0 for i in range(30)]) as third:  # a mask: its own view of the kept rows
+        assert third.groups("run")[0]["cases"] == 15
