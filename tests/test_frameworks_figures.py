@@ -284,7 +284,7 @@ def test_failing_case_ids_are_made_when_read_and_equal_the_list():
     assert type(plain) is list and plain == ["c0", "1", "None"]
     ids = failing_ids([[1, 3], [0]], case_ids, names, when_read=True)
     assert isinstance(ids, CaseIds) and not names  # nothing made yet
-    assert len(ids) == 3 and names == []
+    assert len(ids) == 3 and names == [] and ids._merged is None  # counted from the groups: none merged yet
     assert ids == ["c0", "1", "None"] and ids == ("c0", "1", "None") and ids != ["c0", "1"]
     assert ids[0] == "c0" and ids[-1] == "None" and ids[1:] == ["1", "None"]
     assert len(names) == 1  # made at the first read, shared below
