@@ -227,9 +227,8 @@ def _chunks(blocks: Iterable[list]) -> Iterator[list]:
 
 
 def _parsed_chunks(chunks: Iterable[list], schema, version: int) -> Iterator[tuple[list, Future]]:
-    """Each chunk of cases: the raw cases, and its ``_joined_and_parsed`` in threads of their own. Arrow parses
-    without Python's lock, as numpy counts, so the next chunks are joined and parsed while the caller reads this
-    one's keys (AHEAD + 1 chunks held at a time)."""
+    """Each chunk of cases and its ``_joined_and_parsed``, in threads of their own (Arrow and numpy run without
+    Python's lock): the next chunks are parsed while the caller reads this one's keys (AHEAD + 1 held at once)."""
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
@@ -245,13 +244,11 @@ def _parsed_chunks(chunks: Iterable[list], schema, version: int) -> Iterator[tup
 
 
 def _joined_and_parsed(chunk: list, schema, version: int) -> tuple[bytes, bool, tuple]:
-    """A chunk's cases one a line, whether a case spans lines (an indented document: its bytes counted once, 7% of
-    the reading of a million judged cases when counted in each use; numpy's count of the line feeds, 2.5x faster
-    than bytes.count), and Arrow's parse of them (``_parse_known``): in a parse thread, beside the reading of the
-    chunk before (at 100k cases the join and the count took 0.07 s of the main thread's reading)."""
+    """In a parse thread: a chunk's cases one a line, whether one spans lines (an indented document; the line feeds
+    counted once, by numpy: 2.5x bytes.count), and Arrow's parse of them (``_parse_known``)."""
     import numpy as np
 
-    lines = b"\n".join(chunk)
+    lines = b"\n".join(chunk)  # (at 100k cases, the join and the count took 0.07 s of the main thread's reading)
     spread = int(np.count_nonzero(np.frombuffer(lines, dtype=np.uint8) == 0x0A)) != len(chunk) - 1
     return lines, spread, _parse_known(lines, schema, len(chunk), version, spread)
 
