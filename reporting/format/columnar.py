@@ -187,10 +187,8 @@ def _case_batches(
         lines, spread, (table, every_key_known, keys) = parsed.result()  # (keys: the heads of judged cases, where read)
         if one_a_line and spread:
             raise NotMine  # a case over two lines, which the per-record reader reads as two broken lines
-        # A chunk whose every key Arrow's schema names has no extras: each case's keys are decoded only where a
-        # check needs them (``nested``), not all (a third of the reading of a million cases).
-        # ("verdicts": null passes Arrow's parse as no verdicts: where the chunk names verdicts, its keys are read, and
-        # msgspec refuses the null the per-record reader names)
+        # A chunk whose every key Arrow's schema names has no extras: its keys decoded only where a check needs them
+        # (``nested``; a third of the reading of a million cases), or where it names verdicts (a null parses as none)
         named = version >= 2 and b'"verdicts"' in lines
         if keys is None and not (every_key_known and not named):
             keys = case_keys(lines, chunk, spread)
