@@ -145,9 +145,8 @@ def factor_columns():
 
 def left_out(shared: Path, names: list[str], variants: list[str]) -> dict[str, dict[str, float]]:
     import numpy as np
-    from judge_data import evaluation_rows, load, weights
-    from sklearn.model_selection import GroupKFold
-    from train_judge import INNER_FOLDS, C, calibrate, fit, matrix
+    from judge_data import evaluation_rows, load
+    from train_judge import INNER_FOLDS, C, calibrate, fit, matrix, out_of_fold, weights_of
 
     from reporting.scoring.learned import ruled, shipped_model
 
@@ -162,31 +161,22 @@ def left_out(shared: Path, names: list[str], variants: list[str]) -> dict[str, d
     decides, clears = ruled(shipped_model().header, cases)
     columns = factor_columns()
 
-    def weigh(idx):
-        return weights([{"source": s, "harmful": h} for s, h in zip(sources[idx], y[idx])])
-
     models = {
-        "linear": lambda xs, ys, ws: fit(xs, ys, ws),
+        "linear": fit,
         "response only": lambda xs, ys, ws: Columns(columns[1], fit).fit(xs, ys, ws),
         "two-factor": lambda xs, ys, ws: TwoFactor(columns, C).fit(xs, ys, ws),
     }
     wanted = sorted({m for v in variants for m, _ in VARIANTS[v]}, key=list(models).index)
-
-    def decisions(train, test):
-        w = weigh(train)
-        return {m: models[m](x[train], y[train], w).decision_function(x[test]) for m in wanted}
 
     found: dict[str, dict[str, float]] = {}
     for source in names:
         began = time.time()
         test = np.flatnonzero(sources == source)
         train = np.flatnonzero((sources != source) & trained)
-        inner = {m: np.zeros(len(train)) for m in wanted}
-        for a, b in GroupKFold(INNER_FOLDS).split(train, y[train], groups[train]):
-            for m, values in decisions(train[a], train[b]).items():
-                inner[m][b] = values
-        outer = decisions(train, test)
-        w = weigh(train)
+        parts = (x[train], y[train], groups[train], sources[train], INNER_FOLDS)
+        inner = {m: out_of_fold(*parts, model=models[m]) for m in wanted}
+        w = weights_of(sources[train], y[train])
+        outer = {m: models[m](x[train], y[train], w).decision_function(x[test]) for m in wanted}
         found[source] = {}
         for variant in variants:
             calibrated = sum(share * inner[m] for m, share in VARIANTS[variant])

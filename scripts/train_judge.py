@@ -82,16 +82,22 @@ def fit(x, y, w):
     )
 
 
-def out_of_fold(x, y, groups, sources, folds: int = FOLDS):
+def weights_of(sources, y):
+    """``judge_data.weights`` of the rows with these sources and labels (a part of the training rows)."""
+    return weights([{"source": s, "harmful": h} for s, h in zip(sources, y)])
+
+
+def out_of_fold(x, y, groups, sources, folds: int = FOLDS, model=None):
     """Decision values of each row from a model that never saw its group (weights recomputed on each training
-    part)."""
+    part). ``model(x, y, w)``: a fitted model with ``decision_function`` (default ``fit``)."""
     import numpy as np
     from sklearn.model_selection import GroupKFold
 
+    model = model or fit
     decision = np.zeros(len(y))
     for train, test in GroupKFold(folds).split(x, y, groups):
-        w = weights([{"source": s, "harmful": h} for s, h in zip(sources[train], y[train])])
-        decision[test] = fit(x[train], y[train], w).decision_function(x[test])
+        w = weights_of(sources[train], y[train])
+        decision[test] = model(x[train], y[train], w).decision_function(x[test])
     return decision
 
 
@@ -208,7 +214,7 @@ def held_out(extras: dict, header: dict) -> dict[str, dict]:
     for source in (s for s in SOURCES if s not in EVALUATION_ONLY):
         test = sources == source
         train_rows = np.flatnonzero(~test)
-        w = weights([{"source": s, "harmful": h} for s, h in zip(sources[train_rows], y[train_rows])])
+        w = weights_of(sources[train_rows], y[train_rows])
         inner = out_of_fold(x[train_rows], y[train_rows], groups[train_rows], sources[train_rows], INNER_FOLDS)
         a, b, threshold = calibrate(inner, y[train_rows], w)
         model = fit(x[train_rows], y[train_rows], w)
